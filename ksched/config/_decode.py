@@ -1,0 +1,193 @@
+"""Strict, path-aware readers for the raw (YAML/JSON) config tree.
+
+Upstream decodes the file with a strict decoder: an unknown field, or a value of the wrong JSON
+type, aborts loading before any defaulting or validation. These helpers do the same and raise a
+:class:`ConfigError` naming the field path. They never coerce ("1" is not an integer, 1.5 is not
+an integer, a number is not a duration).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ksched.errors import ConfigError
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+_MISSING: Any = object()
+
+
+def child(path: str, key: str) -> str:
+    """``a.b`` (or ``b`` at the root)."""
+    return f"{path}.{key}" if path else key
+
+
+def index(path: str, i: int) -> str:
+    """``a[3]``."""
+    return f"{path}[{i}]"
+
+
+def quote(value: object) -> str:
+    """How messages show a value: strings double-quoted, numbers and booleans as in JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "list"
+    return type(value).__name__
+
+
+def wrong_type(path: str, expected: str, value: object) -> ConfigError:
+    return ConfigError(path, f"expected {expected}, got {_kind(value)} {quote(value)}")
+
+
+def mapping(value: object, path: str, allowed: Collection[str]) -> Mapping[str, Any]:
+    """``value`` as an object whose keys are all in ``allowed`` (strict decoding)."""
+    if not isinstance(value, Mapping):
+        raise wrong_type(path, "an object", value)
+    for key in value:
+        if not isinstance(key, str):
+            raise ConfigError(path, f"field names must be strings, got {quote(key)}")
+        if key not in allowed:
+            raise ConfigError(child(path, key), "unknown field")
+    return value
+
+
+def seq(m: Mapping[str, Any], key: str, path: str) -> Sequence[Any]:
+    """A list field; missing or null is an empty list."""
+    value = m.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise wrong_type(child(path, key), "a list", value)
+    return value
+
+
+def integer(m: Mapping[str, Any], key: str, path: str, default: Any = _MISSING, *, bits: int = 32) -> Any:
+    """An integer field of a Go ``int32``/``int64``; missing or null gives ``default``."""
+    value = m.get(key)
+    p = child(path, key)
+    if value is None:
+        if default is _MISSING:
+            raise ConfigError(p, "required field is missing")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise wrong_type(p, "an integer", value)
+    lo, hi = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
+    if not lo <= value <= hi:
+        raise ConfigError(p, f"value {value} out of range: must fit a {bits}-bit signed integer")
+    return value
+
+
+def number(m: Mapping[str, Any], key: str, path: str, default: Any) -> Any:
+    """A float field (Go ``float32``); integers are accepted."""
+    value = m.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise wrong_type(child(path, key), "a number", value)
+    return float(value)
+
+
+def boolean(m: Mapping[str, Any], key: str, path: str, default: Any) -> Any:
+    value = m.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise wrong_type(child(path, key), "true or false", value)
+    return value
+
+
+def string(m: Mapping[str, Any], key: str, path: str, default: Any = "") -> Any:
+    value = m.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise wrong_type(child(path, key), "a string", value)
+    return value
+
+
+def string_list(m: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+    out = []
+    for i, item in enumerate(seq(m, key, path)):
+        if not isinstance(item, str):
+            raise wrong_type(index(child(path, key), i), "a string", item)
+        out.append(item)
+    return tuple(out)
+
+
+_UNIT_S = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds in a Go ``time.ParseDuration`` string (``"1m30s"``, ``"500ms"``, ``"-2h"``, ``"0"``).
+
+    Raises ValueError for anything Go would reject (a bare number other than 0, a missing unit,
+    an unknown unit, spaces).
+    """
+    s = text
+    sign = 1.0
+    if s[:1] in ("+", "-"):
+        sign = -1.0 if s[0] == "-" else 1.0
+        s = s[1:]
+    if s == "0":
+        return 0.0
+    if not s:
+        raise ValueError(f"invalid duration {text!r}")
+    total = 0.0
+    pos = 0
+    while pos < len(s):
+        match = _DURATION_PART.match(s, pos)
+        if match is None:
+            raise ValueError(f"invalid duration {text!r}")
+        total += float(match.group(1)) * _UNIT_S[match.group(2)]
+        pos = match.end()
+    return sign * total
+
+
+def duration(m: Mapping[str, Any], key: str, path: str, default: float) -> float:
+    """A ``metav1.Duration`` field: a Go duration string, returned in seconds."""
+    value = m.get(key)
+    if value is None:
+        return default
+    p = child(path, key)
+    if not isinstance(value, str):
+        raise wrong_type(p, 'a duration string such as "15s"', value)
+    try:
+        return parse_go_duration(value)
+    except ValueError:
+        raise ConfigError(
+            p, f'invalid duration {quote(value)}: use Go syntax such as "15s" or "1m30s"'
+        ) from None

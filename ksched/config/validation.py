@@ -1,0 +1,211 @@
+"""Validation of a decoded KubeSchedulerConfiguration, with upstream's rules and field paths.
+
+Sources: ``pkg/scheduler/apis/config/validation/validation.go`` (``ValidateKubeSchedulerConfiguration``),
+``staging/src/k8s.io/component-base/config/validation/validation.go`` (leader election, client
+connection), plus the checks upstream only makes when it builds the framework or the leader
+elector (unknown plugins, one queue sort, a bind plugin, ``renewDeadline > 1.2 x retryPeriod``):
+ksched makes them at load time so a bad file fails before anything starts.
+
+Functions append :class:`ConfigError` objects to ``errs`` instead of raising, so one load reports
+every problem; the loader raises the first and attaches the rest as exception notes. Args of
+in-tree plugins are validated in :mod:`ksched.config.pluginargs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ksched.config import _decode as d
+from ksched.config import names as n
+from ksched.config._names_validation import qualified_name_problems
+from ksched.config.defaults import API_VERSION, LEADER_ELECTION_JITTER_FACTOR
+from ksched.config.merge import PluginSet
+from ksched.config.pluginargs import invalid
+from ksched.config.types import ClientConnection, LeaderElection, PluginRef
+from ksched.errors import ConfigError
+
+Errors = list[ConfigError]
+
+
+def _secs(value: float) -> str:
+    return f"{value:g}s"
+
+
+def validate_leader_election(le: LeaderElection, errs: Errors) -> None:
+    """component-base ``ValidateLeaderElectionConfiguration`` + the scheduler's leases-only rule
+    + client-go's ``NewLeaderElector`` timing rule."""
+    if not le.leader_elect:
+        return
+    path = "leaderElection"
+    for key, value in (
+        ("leaseDuration", le.lease_duration_s),
+        ("renewDeadline", le.renew_deadline_s),
+        ("retryPeriod", le.retry_period_s),
+    ):
+        if value <= 0:
+            errs.append(invalid(d.child(path, key), _secs(value), "must be greater than zero"))
+    if le.lease_duration_s <= le.renew_deadline_s:
+        errs.append(
+            invalid(
+                d.child(path, "leaseDuration"),
+                _secs(le.lease_duration_s),
+                f"must be greater than renewDeadline ({_secs(le.renew_deadline_s)})",
+            )
+        )
+    if le.renew_deadline_s <= LEADER_ELECTION_JITTER_FACTOR * le.retry_period_s:
+        errs.append(
+            invalid(
+                d.child(path, "renewDeadline"),
+                _secs(le.renew_deadline_s),
+                f"must be greater than retryPeriod*JitterFactor ({_secs(le.retry_period_s)} x "
+                f"{LEADER_ELECTION_JITTER_FACTOR})",
+            )
+        )
+    if le.resource_lock != "leases":
+        errs.append(
+            invalid(d.child(path, "resourceLock"), le.resource_lock, 'resourceLock value must be "leases"')
+        )
+
+
+def validate_client_connection(cc: ClientConnection, errs: Errors) -> None:
+    if cc.burst < 0:
+        errs.append(invalid("clientConnection.burst", cc.burst, "must be non-negative"))
+
+
+def validate_percentage(path: str, value: int | None, errs: Errors) -> None:
+    if value is not None and not 0 <= value <= 100:
+        errs.append(invalid(path, value, "not in valid range [0-100]"))
+
+
+def removed_problem(name: str) -> str:
+    return (
+        f"invalid value {d.quote(name)}: was invalid in version {d.quote(API_VERSION)} "
+        f"(KubeSchedulerConfiguration is version {d.quote(API_VERSION)})"
+    )
+
+
+def validate_plugin_names(
+    plugins_path: str,
+    custom: Mapping[str, PluginSet],
+    paths: Mapping[str, Sequence[str]],
+    known: Collection[str],
+    errs: Errors,
+) -> None:
+    """Every user-enabled plugin name must be known (upstream: ``... "Foo" does not exist`` at
+    framework start-up; removed plugins get validation.go's "was invalid in version" message).
+
+    ``paths[ep][i]`` is the field path of ``custom[ep].enabled[i]``.
+    """
+    for ep in n.EXTENSION_POINTS:
+        for entry, path in zip(custom.get(ep, PluginSet()).enabled, paths.get(ep, ()), strict=True):
+            if entry.name in n.REMOVED_IN_V1:
+                errs.append(ConfigError(path, removed_problem(entry.name)))
+            elif entry.name not in known:
+                err = ConfigError(d.child(path, "name"), f"unknown plugin {d.quote(entry.name)}")
+                err.add_note("known plugins: " + ", ".join(sorted(known)))
+                errs.append(err)
+
+
+def validate_profile_plugins(
+    path: str, scheduler_name: str, plugins: Mapping[str, tuple[PluginRef, ...]], errs: Errors
+) -> None:
+    """What upstream's NewFramework insists on: exactly one QueueSort plugin, at least one Bind."""
+    queue_sort = plugins[n.QUEUE_SORT]
+    who = f"profile with scheduler name {d.quote(scheduler_name)}"
+    if len(queue_sort) != 1:
+        errs.append(
+            ConfigError(
+                d.child(d.child(path, "plugins"), n.QUEUE_SORT),
+                f"only one queue sort plugin required for {who}, but got {len(queue_sort)}",
+            )
+        )
+    if not plugins[n.BIND]:
+        errs.append(
+            ConfigError(
+                d.child(d.child(path, "plugins"), n.BIND),
+                f"at least one bind plugin is needed for {who}",
+            )
+        )
+
+
+def validate_common_queue_sort(
+    queue_sorts: Sequence[PluginSet], plugin_configs: Sequence[Mapping[str, tuple[int, object]]], errs: Errors
+) -> None:
+    """Upstream ``validateCommonQueueSort``: every profile's (merged) queueSort set, and the args of
+    the first profile's queue sort plugin, must be the same.
+
+    ``plugin_configs[i]`` maps a plugin name to (pluginConfig index, decoded args) for profile i.
+    """
+    canon = queue_sorts[0]
+    name = canon.enabled[0].name if canon.enabled else ""
+    canon_args = plugin_configs[0].get(name, (0, None))[1] if name else None
+    for i in range(1, len(queue_sorts)):
+        if queue_sorts[i] != canon:
+            errs.append(ConfigError(f"profiles[{i}].plugins.queueSort", "must be the same for all profiles"))
+        if name and name in plugin_configs[i]:
+            j, args = plugin_configs[i][name]
+            if args != canon_args:
+                errs.append(
+                    ConfigError(
+                        f"profiles[{i}].pluginConfig[{j}].args", "queueSort must be the same for all profiles"
+                    )
+                )
+
+
+_EXTENDER_FIELDS = (
+    "urlPrefix",
+    "filterVerb",
+    "preemptVerb",
+    "prioritizeVerb",
+    "weight",
+    "bindVerb",
+    "enableHTTPS",
+    "tlsConfig",
+    "httpTimeout",
+    "nodeCacheCapable",
+    "managedResources",
+    "ignorable",
+)
+
+
+def decode_and_validate_extenders(raw: Sequence[Any], errs: Errors) -> tuple[Mapping[str, Any], ...]:
+    """Upstream ``validateExtenders`` (ksched keeps extenders as raw objects and never calls them)."""
+    out = []
+    binders = 0
+    managed: set[str] = set()
+    for i, item in enumerate(raw):
+        path = d.index("extenders", i)
+        ext = d.mapping(item, path, _EXTENDER_FIELDS)
+        weight = d.integer(ext, "weight", path, 0, bits=64)
+        if d.string(ext, "prioritizeVerb", path) and weight <= 0:
+            errs.append(invalid(d.child(path, "weight"), weight, "must have a positive weight applied to it"))
+        if d.string(ext, "bindVerb", path):
+            binders += 1
+        for j, res in enumerate(d.seq(ext, "managedResources", path)):
+            rp = d.index(d.child(path, "managedResources"), j)
+            res_map = d.mapping(res, rp, ("name", "ignoredByScheduler"))
+            name = d.string(res_map, "name", rp)
+            problems = qualified_name_problems(name)
+            errs.extend(invalid(d.child(rp, "name"), name, p) for p in problems)
+            if not problems and not _is_extended_resource_name(name):
+                errs.append(invalid(d.child(rp, "name"), name, "is an invalid extended resource name"))
+            if name in managed:
+                errs.append(invalid(d.child(rp, "name"), name, "duplicate extender managed resource name"))
+            managed.add(name)
+        out.append(dict(ext))
+    if binders > 1:
+        errs.append(
+            invalid(
+                "extenders",
+                f"found {binders} extenders implementing bind",
+                "only one extender can implement bind",
+            )
+        )
+    return tuple(out)
+
+
+def _is_extended_resource_name(name: str) -> bool:
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return not qualified_name_problems("requests." + name)

@@ -1,0 +1,121 @@
+"""One exception tree for ksched.
+
+Every error a cluster operator can see names the object, the field, the offending value and, where
+there is one, what to do about it. Lower layers are wrapped with ``raise ... from exc`` so the cause
+stays visible in debug logs while the message stays readable.
+
+::
+
+    KschedError
+    ├── InputError                 bad data from a user or the API (never a ksched bug)
+    │   ├── QuantityError          a resource quantity that is not valid or too large
+    │   ├── ObjectError            a Pod/Node/... whose field is missing or of the wrong type
+    │   ├── ConfigError            a KubeSchedulerConfiguration that fails validation
+    │   └── ManifestError          a file that is not the kind of document expected
+    ├── CacheError                 the cache was asked to do something its state forbids
+    ├── PluginError                a plugin failed at run time (becomes a SchedulerError status)
+    └── ApiError                   the Kubernetes API answered with an error
+        ├── Conflict (409)
+        ├── Gone (410)
+        ├── NotFound (404)
+        └── TooManyRequests (429)
+"""
+
+from __future__ import annotations
+
+
+class KschedError(Exception):
+    """Base of every error ksched raises on purpose."""
+
+
+class InputError(KschedError):
+    """Data given to ksched (an API object, a file, a config) is not acceptable."""
+
+
+def describe_object(kind: str, namespace: str | None, name: str | None) -> str:
+    """``Pod default/web-1`` or ``Node n1``: how messages name an object."""
+    if namespace:
+        return f"{kind} {namespace}/{name or '<unnamed>'}"
+    return f"{kind} {name or '<unnamed>'}"
+
+
+class ObjectError(InputError):
+    """An API object has a missing, malformed or out-of-range field.
+
+    ``obj`` is how the object is named (``Pod default/web-1``), ``field`` the JSON path
+    (``spec.containers[0].resources.requests.cpu``) and ``problem`` what is wrong with it.
+    """
+
+    def __init__(self, obj: str, field: str, problem: str) -> None:
+        self.obj = obj
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{obj}: {field}: {problem}" if field else f"{obj}: {problem}")
+
+
+class QuantityError(ObjectError):
+    """A resource quantity cannot be parsed, or is negative where it may not be, or too large."""
+
+    def __init__(self, value: object, reason: str, *, obj: str = "", field: str = "") -> None:
+        self.value = value
+        problem = f"invalid quantity {value!r}: {reason}"
+        super().__init__(obj or "quantity", field, problem)
+
+
+class ConfigError(InputError):
+    """A KubeSchedulerConfiguration (or a plugin's args) fails validation.
+
+    ``path`` is the field path, e.g. ``profiles[0].pluginConfig[1].args.scoringStrategy.type``.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}" if path else problem)
+
+
+class ManifestError(InputError):
+    """A file given on the command line is not what it should be (not YAML, not a Pod, ...)."""
+
+
+class CacheError(KschedError):
+    """The cache refused an operation that its state machine does not allow."""
+
+
+class PluginError(KschedError):
+    """A plugin raised or returned an invalid result while scheduling a pod."""
+
+    def __init__(self, plugin: str, problem: str) -> None:
+        self.plugin = plugin
+        self.problem = problem
+        super().__init__(f'plugin "{plugin}": {problem}')
+
+
+class ApiError(KschedError):
+    """The Kubernetes API answered a request with an error status."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        super().__init__(f"API error {status} {reason}: {message}")
+
+
+class Conflict(ApiError):
+    """409: the object changed (stale resourceVersion) or the pod is already bound."""
+
+
+class Gone(ApiError):
+    """410: the resourceVersion asked for is older than the server keeps; relist."""
+
+
+class NotFound(ApiError):
+    """404: the object (or resource) does not exist."""
+
+
+class TooManyRequests(ApiError):
+    """429: the server asks the client to slow down; ``retry_after_s`` says for how long."""
+
+    def __init__(self, status: int, reason: str, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(status, reason, message)
+        self.retry_after_s = retry_after_s

@@ -1,0 +1,79 @@
+"""Compact Node records built from raw API JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ksched.errors import ObjectError, describe_object
+from ksched.model import _fields as f
+from ksched.model.quantity import canonical_value
+from ksched.model.selectors import Taint, parse_taint
+
+
+@dataclass(frozen=True, slots=True)
+class NodeImage:
+    """One entry of ``status.images``: every name the image goes by, and its size in bytes."""
+
+    names: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """What the scheduler knows of one node. Immutable: an update builds a new record."""
+
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, int]
+    """Canonical units per resource, including ``pods``; capacity stands in when absent."""
+    taints: tuple[Taint, ...]
+    unschedulable: bool
+    images: tuple[NodeImage, ...]
+
+    @property
+    def described(self) -> str:
+        return describe_object("Node", None, self.name)
+
+
+def node_from_dict(raw: Any) -> Node:
+    """Build a :class:`Node` from API JSON; raise :class:`ObjectError` naming the bad field."""
+    top = f.mapping(raw, "Node", "")
+    meta = f.mapping(top.get("metadata"), "Node", "metadata")
+    name = f.string(meta.get("name"), "Node", "metadata.name")
+    obj = describe_object("Node", None, name)
+    if not name:
+        raise ObjectError(obj, "metadata.name", "a node needs a name")
+    spec = f.mapping(top.get("spec"), obj, "spec")
+    status = f.mapping(top.get("status"), obj, "status")
+    source = "status.allocatable"
+    alloc_raw = f.mapping(status.get("allocatable"), obj, source)
+    if not alloc_raw:
+        source = "status.capacity"
+        alloc_raw = f.mapping(status.get("capacity"), obj, source)
+    allocatable = {
+        rname: canonical_value(rname, q, obj=obj, field=f"{source}.{rname}") for rname, q in alloc_raw.items()
+    }
+    images = []
+    for i, img in enumerate(f.sequence(status.get("images"), obj, "status.images")):
+        im = f.mapping(img, obj, f"status.images[{i}]")
+        names = tuple(
+            f.string(n, obj, f"status.images[{i}].names[{j}]")
+            for j, n in enumerate(f.sequence(im.get("names"), obj, f"status.images[{i}].names"))
+        )
+        size = f.integer(im.get("sizeBytes"), obj, f"status.images[{i}].sizeBytes", lo=0)
+        images.append(NodeImage(names, size))
+    return Node(
+        name=name,
+        uid=f.string(meta.get("uid"), obj, "metadata.uid") or name,
+        labels=f.string_map(meta.get("labels"), obj, "metadata.labels"),
+        allocatable=allocatable,
+        taints=tuple(
+            parse_taint(t, obj, f"spec.taints[{i}]")
+            for i, t in enumerate(f.sequence(spec.get("taints"), obj, "spec.taints"))
+        ),
+        unschedulable=f.boolean(spec.get("unschedulable"), obj, "spec.unschedulable"),
+        images=tuple(images),
+    )

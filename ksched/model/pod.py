@@ -1,0 +1,286 @@
+"""Compact Pod records built from raw API JSON.
+
+A record holds what the scheduler needs, parsed and validated once when the object arrives: the
+effective request exactly as upstream computes it (``component-helpers/resource/helpers.go``
+``PodRequests``: regular containers plus restartable sidecars, the init-phase peak, pod-level
+requests, overhead), the non-zero request used by the resource scorers (100m cpu and 200Mi memory
+for a container that does not name them), tolerations, node selection, host ports, images and the
+raw pod (anti-)affinity terms that later plugins parse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ksched.errors import ObjectError, describe_object
+from ksched.model import _fields as f
+from ksched.model.quantity import canonical_value
+from ksched.model.selectors import NodeAffinity, Toleration, parse_node_affinity, parse_toleration
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_MILLI_CPU_REQUEST = 100
+"""Upstream ``DefaultMilliCPURequest``: what a container without a cpu request counts for scoring."""
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+"""Upstream ``DefaultMemoryRequest``: 200Mi for a container without a memory request."""
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+"""Pod-level ``spec.resources.requests`` replace the aggregate for these and ``hugepages-*``."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A wanted host port; an empty host IP is ``0.0.0.0`` and an empty protocol is ``TCP``."""
+
+    protocol: str
+    host_ip: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """What the scheduler knows of one pod. Immutable: an update builds a new record."""
+
+    uid: str
+    namespace: str
+    name: str
+    scheduler_name: str
+    node_name: str
+    """``spec.nodeName``; empty while the pod is pending."""
+    priority: int
+    labels: Mapping[str, str]
+    requests: Mapping[str, int]
+    """Effective request per resource in canonical units (cpu in millicores, the rest in units)."""
+    nonzero_cpu: int
+    nonzero_memory: int
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str]
+    node_affinity: NodeAffinity | None
+    host_ports: tuple[HostPort, ...]
+    images: tuple[str, ...]
+    """Container images (init and regular) as written in the spec."""
+    container_count: int
+    """Init plus regular containers: ImageLocality scales its threshold by this."""
+    scheduling_gates: tuple[str, ...]
+    deleting: bool
+    nominated_node_name: str
+    preemption_policy: str
+    affinity: Mapping[str, Any] = field(default_factory=dict)
+    """Raw ``podAffinity`` / ``podAntiAffinity`` (parsed by the inter-pod plugins)."""
+    topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
+    phase: str = ""
+    volume_claims: tuple[str, ...] = ()
+    """PersistentVolumeClaims the pod mounts (generic ephemeral volumes as ``<pod>-<volume>``)."""
+    resource_claims: tuple[str, ...] = ()
+    """Names in ``spec.resourceClaims`` (dynamic resource allocation)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def described(self) -> str:
+        return describe_object("Pod", self.namespace, self.name)
+
+
+def _container_requests(c: Mapping[str, Any], obj: str, path: str) -> tuple[dict[str, int], bool, bool]:
+    """One container's requests, with limits standing in for missing requests (API defaulting).
+
+    Returns the requests and whether ``cpu`` / ``memory`` were named at all, which decides
+    whether the non-zero defaults apply.
+    """
+    res = f.mapping(c.get("resources"), obj, f"{path}.resources")
+    requests = f.mapping(res.get("requests"), obj, f"{path}.resources.requests")
+    limits = f.mapping(res.get("limits"), obj, f"{path}.resources.limits")
+    out: dict[str, int] = {}
+    for name, q in limits.items():
+        if name not in requests:
+            out[name] = canonical_value(name, q, obj=obj, field=f"{path}.resources.limits.{name}")
+    for name, q in requests.items():
+        out[name] = canonical_value(name, q, obj=obj, field=f"{path}.resources.requests.{name}")
+    return out, "cpu" in out, "memory" in out
+
+
+def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max_into(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+def _aggregate(regular: list[dict[str, int]], init: list[tuple[dict[str, int], bool]]) -> dict[str, int]:
+    """Upstream ``PodRequests`` without overhead: ``max(sum, init peak)`` per resource.
+
+    ``init`` holds each init container's requests and whether it is a restartable sidecar.
+    Sidecars run alongside everything after them, so they add to the sum and to every later
+    init container's peak.
+    """
+    total: dict[str, int] = {}
+    for r in regular:
+        _add(total, r)
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for reqs, restartable in init:
+        if restartable:
+            _add(total, reqs)
+            _add(sidecars, reqs)
+            _max_into(init_peak, sidecars)
+        else:
+            need = dict(reqs)
+            _add(need, sidecars)
+            _max_into(init_peak, need)
+    _max_into(total, init_peak)
+    return total
+
+
+def _nonzero(reqs: dict[str, int], has_cpu: bool, has_mem: bool) -> dict[str, int]:
+    return {
+        "cpu": reqs["cpu"] if has_cpu else DEFAULT_MILLI_CPU_REQUEST,
+        "memory": reqs["memory"] if has_mem else DEFAULT_MEMORY_REQUEST,
+    }
+
+
+def _host_ports(c: Mapping[str, Any], obj: str, path: str) -> list[HostPort]:
+    out = []
+    for i, p in enumerate(f.sequence(c.get("ports"), obj, f"{path}.ports")):
+        pm = f.mapping(p, obj, f"{path}.ports[{i}]")
+        port = f.integer(pm.get("hostPort"), obj, f"{path}.ports[{i}].hostPort", lo=0, hi=65535)
+        if port > 0:
+            proto = f.string(pm.get("protocol"), obj, f"{path}.ports[{i}].protocol") or "TCP"
+            ip = f.string(pm.get("hostIP"), obj, f"{path}.ports[{i}].hostIP") or "0.0.0.0"
+            out.append(HostPort(proto, ip, port))
+    return out
+
+
+def pod_from_dict(raw: Any) -> Pod:
+    """Build a :class:`Pod` from API JSON; raise :class:`ObjectError` naming the bad field."""
+    top = f.mapping(raw, "Pod", "")
+    meta = f.mapping(top.get("metadata"), "Pod", "metadata")
+    namespace = f.string(meta.get("namespace"), "Pod", "metadata.namespace", "default") or "default"
+    name = f.string(meta.get("name"), "Pod", "metadata.name")
+    obj = describe_object("Pod", namespace, name)
+    if not name:
+        raise ObjectError(obj, "metadata.name", "a pod needs a name")
+    spec = f.mapping(top.get("spec"), obj, "spec")
+    status = f.mapping(top.get("status"), obj, "status")
+
+    regular: list[dict[str, int]] = []
+    regular_nz: list[dict[str, int]] = []
+    images: list[str] = []
+    ports: list[HostPort] = []
+    containers = f.sequence(spec.get("containers"), obj, "spec.containers")
+    for i, c in enumerate(containers):
+        path = f"spec.containers[{i}]"
+        cm = f.mapping(c, obj, path)
+        reqs, has_cpu, has_mem = _container_requests(cm, obj, path)
+        regular.append(reqs)
+        regular_nz.append(_nonzero(reqs, has_cpu, has_mem))
+        image = f.string(cm.get("image"), obj, f"{path}.image")
+        if image:
+            images.append(image)
+        ports.extend(_host_ports(cm, obj, path))
+    init: list[tuple[dict[str, int], bool]] = []
+    init_nz: list[tuple[dict[str, int], bool]] = []
+    init_containers = f.sequence(spec.get("initContainers"), obj, "spec.initContainers")
+    for i, c in enumerate(init_containers):
+        path = f"spec.initContainers[{i}]"
+        cm = f.mapping(c, obj, path)
+        reqs, has_cpu, has_mem = _container_requests(cm, obj, path)
+        restartable = f.string(cm.get("restartPolicy"), obj, f"{path}.restartPolicy") == "Always"
+        init.append((reqs, restartable))
+        init_nz.append((_nonzero(reqs, has_cpu, has_mem), restartable))
+        image = f.string(cm.get("image"), obj, f"{path}.image")
+        if image:
+            images.append(image)
+        if restartable:
+            ports.extend(_host_ports(cm, obj, path))
+
+    requests = _aggregate(regular, init)
+    nonzero = _aggregate(regular_nz, init_nz)
+    pod_res = f.mapping(
+        f.mapping(spec.get("resources"), obj, "spec.resources").get("requests"),
+        obj,
+        "spec.resources.requests",
+    )
+    for rname, q in pod_res.items():
+        if rname in POD_LEVEL_RESOURCES or rname.startswith("hugepages-"):
+            value = canonical_value(rname, q, obj=obj, field=f"spec.resources.requests.{rname}")
+            requests[rname] = value
+            if rname in nonzero:
+                nonzero[rname] = value
+    for rname, q in f.mapping(spec.get("overhead"), obj, "spec.overhead").items():
+        value = canonical_value(rname, q, obj=obj, field=f"spec.overhead.{rname}")
+        requests[rname] = requests.get(rname, 0) + value
+        if rname in nonzero:
+            nonzero[rname] += value
+    requests = {k: v for k, v in requests.items() if v != 0}
+
+    affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
+    claims = []
+    for i, v in enumerate(f.sequence(spec.get("volumes"), obj, "spec.volumes")):
+        vm = f.mapping(v, obj, f"spec.volumes[{i}]")
+        pvc = vm.get("persistentVolumeClaim")
+        if pvc is not None:
+            claims.append(
+                f.string(
+                    f.mapping(pvc, obj, f"spec.volumes[{i}].persistentVolumeClaim").get("claimName"),
+                    obj,
+                    f"spec.volumes[{i}].persistentVolumeClaim.claimName",
+                )
+            )
+        elif vm.get("ephemeral") is not None:
+            claims.append(f"{name}-{f.string(vm.get('name'), obj, f'spec.volumes[{i}].name')}")
+    resource_claims = tuple(
+        f.string(
+            f.mapping(c, obj, f"spec.resourceClaims[{i}]").get("name"), obj, f"spec.resourceClaims[{i}].name"
+        )
+        for i, c in enumerate(f.sequence(spec.get("resourceClaims"), obj, "spec.resourceClaims"))
+    )
+    return Pod(
+        uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
+        namespace=namespace,
+        name=name,
+        scheduler_name=f.string(spec.get("schedulerName"), obj, "spec.schedulerName")
+        or DEFAULT_SCHEDULER_NAME,
+        node_name=f.string(spec.get("nodeName"), obj, "spec.nodeName"),
+        priority=f.integer(spec.get("priority"), obj, "spec.priority", lo=-(2**31), hi=2**31 - 1),
+        labels=f.string_map(meta.get("labels"), obj, "metadata.labels"),
+        requests=requests,
+        nonzero_cpu=nonzero.get("cpu", 0),
+        nonzero_memory=nonzero.get("memory", 0),
+        tolerations=tuple(
+            parse_toleration(t, obj, f"spec.tolerations[{i}]")
+            for i, t in enumerate(f.sequence(spec.get("tolerations"), obj, "spec.tolerations"))
+        ),
+        node_selector=f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector"),
+        node_affinity=parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity"),
+        host_ports=tuple(ports),
+        images=tuple(images),
+        container_count=len(containers) + len(init_containers),
+        scheduling_gates=tuple(
+            f.string(
+                f.mapping(g, obj, f"spec.schedulingGates[{i}]").get("name"),
+                obj,
+                f"spec.schedulingGates[{i}].name",
+            )
+            for i, g in enumerate(f.sequence(spec.get("schedulingGates"), obj, "spec.schedulingGates"))
+        ),
+        deleting=meta.get("deletionTimestamp") is not None,
+        nominated_node_name=f.string(status.get("nominatedNodeName"), obj, "status.nominatedNodeName"),
+        preemption_policy=f.string(spec.get("preemptionPolicy"), obj, "spec.preemptionPolicy")
+        or "PreemptLowerPriority",
+        affinity={k: v for k, v in affinity.items() if k in ("podAffinity", "podAntiAffinity")},
+        topology_spread_constraints=tuple(
+            f.mapping(c, obj, f"spec.topologySpreadConstraints[{i}]")
+            for i, c in enumerate(
+                f.sequence(spec.get("topologySpreadConstraints"), obj, "spec.topologySpreadConstraints")
+            )
+        ),
+        phase=f.string(status.get("phase"), obj, "status.phase"),
+        volume_claims=tuple(claims),
+        resource_claims=resource_claims,
+    )

@@ -1,0 +1,204 @@
+"""Node selectors, taints and tolerations as small frozen records, parsed once from API JSON.
+
+Matching rules follow upstream exactly (``component-helpers/scheduling/corev1/nodeaffinity`` and
+``core/v1/toleration.go``); the records only hold data, and the plain-Python matchers here are the
+readable reference that the vectorized plugins are tested against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ksched.errors import ObjectError
+from ksched.model import _fields as f
+
+NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One ``matchExpressions`` / ``matchFields`` entry: ``key operator values``."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """Expressions and fields are ANDed; an empty term matches nothing."""
+
+    match_expressions: tuple[Requirement, ...]
+    match_fields: tuple[Requirement, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.match_expressions and not self.match_fields
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    """A ``preferredDuringSchedulingIgnoredDuringExecution`` entry."""
+
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    """Required terms are ORed (``None`` means no requirement); preferred terms add their weight."""
+
+    required: tuple[NodeSelectorTerm, ...] | None
+    preferred: tuple[PreferredTerm, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Upstream ``Toleration.ToleratesTaint`` (comparison operators are gated off in v1.35)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+def parse_requirement(raw: Any, obj: str, field: str, *, fields: bool = False) -> Requirement:
+    m = f.mapping(raw, obj, field)
+    key = f.string(m.get("key"), obj, f"{field}.key")
+    op = f.string(m.get("operator"), obj, f"{field}.operator")
+    values = tuple(
+        f.string(v, obj, f"{field}.values[{i}]")
+        for i, v in enumerate(f.sequence(m.get("values"), obj, f"{field}.values"))
+    )
+    if op not in NODE_SELECTOR_OPERATORS:
+        raise ObjectError(obj, f"{field}.operator", f'unsupported operator "{op}"')
+    if fields and key != "metadata.name":
+        raise ObjectError(obj, f"{field}.key", f'unsupported field "{key}" (only metadata.name)')
+    return Requirement(key, op, values)
+
+
+def parse_term(raw: Any, obj: str, field: str) -> NodeSelectorTerm:
+    m = f.mapping(raw, obj, field)
+    exprs = tuple(
+        parse_requirement(r, obj, f"{field}.matchExpressions[{i}]")
+        for i, r in enumerate(f.sequence(m.get("matchExpressions"), obj, f"{field}.matchExpressions"))
+    )
+    flds = tuple(
+        parse_requirement(r, obj, f"{field}.matchFields[{i}]", fields=True)
+        for i, r in enumerate(f.sequence(m.get("matchFields"), obj, f"{field}.matchFields"))
+    )
+    return NodeSelectorTerm(exprs, flds)
+
+
+def parse_node_affinity(raw: Any, obj: str, field: str) -> NodeAffinity | None:
+    """Parse ``affinity.nodeAffinity``; ``None`` when it has neither part."""
+    m = f.mapping(raw, obj, field)
+    if not m:
+        return None
+    required = None
+    req_raw = m.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req_raw is not None:
+        rf = f"{field}.requiredDuringSchedulingIgnoredDuringExecution"
+        terms = f.sequence(
+            f.mapping(req_raw, obj, rf).get("nodeSelectorTerms"), obj, f"{rf}.nodeSelectorTerms"
+        )
+        required = tuple(parse_term(t, obj, f"{rf}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
+    pf = f"{field}.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred = []
+    for i, p in enumerate(f.sequence(m.get("preferredDuringSchedulingIgnoredDuringExecution"), obj, pf)):
+        pm = f.mapping(p, obj, f"{pf}[{i}]")
+        weight = f.integer(pm.get("weight"), obj, f"{pf}[{i}].weight", lo=0, hi=100)
+        preferred.append(
+            PreferredTerm(weight, parse_term(pm.get("preference"), obj, f"{pf}[{i}].preference"))
+        )
+    if required is None and not preferred:
+        return None
+    return NodeAffinity(required, tuple(preferred))
+
+
+def parse_taint(raw: Any, obj: str, field: str) -> Taint:
+    m = f.mapping(raw, obj, field)
+    key = f.string(m.get("key"), obj, f"{field}.key")
+    if not key:
+        raise ObjectError(obj, f"{field}.key", "a taint needs a key")
+    effect = f.string(m.get("effect"), obj, f"{field}.effect")
+    if effect not in TAINT_EFFECTS:
+        raise ObjectError(obj, f"{field}.effect", f'unsupported taint effect "{effect}"')
+    return Taint(key, f.string(m.get("value"), obj, f"{field}.value"), effect)
+
+
+def parse_toleration(raw: Any, obj: str, field: str) -> Toleration:
+    m = f.mapping(raw, obj, field)
+    return Toleration(
+        f.string(m.get("key"), obj, f"{field}.key"),
+        f.string(m.get("operator"), obj, f"{field}.operator"),
+        f.string(m.get("value"), obj, f"{field}.value"),
+        f.string(m.get("effect"), obj, f"{field}.effect"),
+    )
+
+
+def _parse_int_label(text: str) -> int | None:
+    try:
+        return int(text, 10)
+    except ValueError:
+        return None
+
+
+def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:
+    """Reference semantics of one node selector requirement against a label map."""
+    present = req.key in labels
+    value = labels.get(req.key, "")
+    op = req.operator
+    if op == "In":
+        return present and value in req.values
+    if op == "NotIn":
+        return not present or value not in req.values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    # Gt / Lt: exactly one integer value; the node's label must parse as an integer.
+    if not present or len(req.values) != 1:
+        return False
+    want = _parse_int_label(req.values[0])
+    have = _parse_int_label(value)
+    if want is None or have is None:
+        return False
+    return have > want if op == "Gt" else have < want
+
+
+def term_matches(term: NodeSelectorTerm, labels: Mapping[str, str], node_name: str) -> bool:
+    """A term matches when every expression and every field requirement holds; empty never matches."""
+    if term.empty:
+        return False
+    if not all(requirement_matches(r, labels) for r in term.match_expressions):
+        return False
+    fields = {"metadata.name": node_name}
+    return all(requirement_matches(r, fields) for r in term.match_fields)
+
+
+def required_matches(
+    terms: tuple[NodeSelectorTerm, ...] | None, labels: Mapping[str, str], node_name: str
+) -> bool:
+    """ORed terms; ``None`` (no requirement) matches every node."""
+    if terms is None:
+        return True
+    return any(term_matches(t, labels, node_name) for t in terms)

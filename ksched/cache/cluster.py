@@ -1,0 +1,176 @@
+"""ClusterCache: nodes, the pods on them, and the assume / confirm / forget state machine.
+
+Pod states (keyed by uid), after upstream's cache (``backend/cache/cache.go``)::
+
+                 assume(pod, node)               add_pod (informer saw the binding)
+    (unknown) ───────────────────────▶ ASSUMED ──────────────────────────────────▶ ADDED
+        │                                  │ forget (bind failed)                    │
+        │ add_pod (already bound)          ▼                                         │ remove_pod
+        └──────────────────────────▶ ADDED    (unknown) ◀────────────────────────────┘
+
+- ``assume`` adds the pod's request to its node's row before the bind returns, so the next cycle
+  sees the node as it will be.
+- ``add_pod`` on an assumed pod *confirms* it: the record is replaced by the real one and, if the
+  API placed it on another node, its request moves there.
+- ``forget`` exactly reverses ``assume``.
+- Assumed pods never expire on a timer (upstream's ``durationToExpireAssumedPod`` is 0): releasing
+  the resources of a bind that did succeed would over-commit the node. A relist reconciles.
+
+A pod whose node is not (or no longer) in the table keeps its entry with ``row = -1``; when a node
+of that name is added, its pods are attached to the new row. This is upstream's "ghost node" rule
+without the ghost.
+
+Every mutator is called only from the scheduling thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ksched.cache.node_table import NodeTable
+from ksched.cache.sparse import ImageIndex, PortIndex
+from ksched.errors import CacheError
+from ksched.model.node import Node
+from ksched.model.pod import Pod
+from ksched.model.resources import ResourceColumns
+
+
+@dataclass(slots=True)
+class PodEntry:
+    """A pod the cache counts on a node."""
+
+    pod: Pod
+    node_name: str
+    row: int
+    assumed: bool
+
+
+class ClusterCache:
+    """The single source of truth for what is on each node."""
+
+    def __init__(self, *, node_capacity: int = 64) -> None:
+        self.resources = ResourceColumns()
+        self.nodes = NodeTable(self.resources, node_capacity)
+        self.ports = PortIndex()
+        self.images = ImageIndex()
+        self.pods: dict[str, PodEntry] = {}
+        self._pods_on: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------------ queries
+    def __contains__(self, uid: object) -> bool:
+        return uid in self.pods
+
+    def is_assumed(self, uid: str) -> bool:
+        entry = self.pods.get(uid)
+        return entry is not None and entry.assumed
+
+    @property
+    def assumed_count(self) -> int:
+        return sum(1 for e in self.pods.values() if e.assumed)
+
+    def pods_on(self, node_name: str) -> list[Pod]:
+        return [self.pods[uid].pod for uid in self._pods_on.get(node_name, ())]
+
+    def request_vector(self, pod: Pod) -> np.ndarray:
+        """The pod's actual request as an int64 vector over resource columns (adds columns if new)."""
+        for name in pod.requests:
+            if name != "pods":
+                self.resources.column(name)
+        self.nodes.ensure_columns()
+        vec = np.zeros(self.nodes.allocatable.shape[1], dtype=np.int64)
+        for name, value in pod.requests.items():
+            if name != "pods":
+                vec[self.resources.column(name)] = value
+        return vec
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, node: Node) -> int:
+        """Add or update a node; pods already known for it are attached to its row."""
+        existed = node.name in self.nodes.row_of
+        row = self.nodes.add(node)
+        self.images.set_row(row, [(img.names, img.size_bytes) for img in node.images])
+        if not existed:
+            for uid in self._pods_on.get(node.name, ()):
+                entry = self.pods[uid]
+                entry.row = row
+                self._account(entry.pod, row, +1)
+        return row
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        row = self.nodes.remove(name)
+        if row is None:
+            return
+        self.ports.clear_row(row)
+        self.images.clear_row(row)
+        for uid in self._pods_on.get(name, ()):
+            self.pods[uid].row = -1
+
+    # ------------------------------------------------------------------ pods
+    def _account(self, pod: Pod, row: int, sign: int) -> None:
+        if row < 0:
+            return
+        nodes = self.nodes
+        for name, value in pod.requests.items():
+            if name == "pods":
+                continue
+            col = self.resources.column(name)
+            if col >= nodes.requested.shape[1]:
+                nodes.ensure_columns()
+            nodes.requested[row, col] += sign * value
+        nodes.nonzero_requested[row, 0] += sign * pod.nonzero_cpu
+        nodes.nonzero_requested[row, 1] += sign * pod.nonzero_memory
+        nodes.pod_count[row] += sign
+        if pod.host_ports:
+            self.ports.add(row, pod.host_ports, sign)
+
+    def _attach(self, pod: Pod, node_name: str, assumed: bool) -> None:
+        row = self.nodes.row_of.get(node_name, -1)
+        self.pods[pod.uid] = PodEntry(pod, node_name, row, assumed)
+        self._pods_on.setdefault(node_name, set()).add(pod.uid)
+        self._account(pod, row, +1)
+
+    def _detach(self, uid: str) -> PodEntry:
+        entry = self.pods.pop(uid)
+        self._account(entry.pod, entry.row, -1)
+        on = self._pods_on.get(entry.node_name)
+        if on is not None:
+            on.discard(uid)
+            if not on:
+                del self._pods_on[entry.node_name]
+        return entry
+
+    def assume(self, pod: Pod, node_name: str) -> None:
+        """Count ``pod`` on ``node_name`` before its binding is confirmed."""
+        if pod.uid in self.pods:
+            raise CacheError(f"pod {pod.uid}({pod.key}) is in the cache, so can't be assumed")
+        self._attach(pod, node_name, assumed=True)
+
+    def forget(self, uid: str) -> Pod:
+        """Undo :meth:`assume` after a failed bind; exactly reverses it."""
+        entry = self.pods.get(uid)
+        if entry is None or not entry.assumed:
+            raise CacheError(f"pod {uid} is not assumed, so can't be forgotten")
+        return self._detach(uid).pod
+
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod (``spec.nodeName`` set) was seen: confirm an assumed pod or add a new one.
+
+        An update of a known pod replaces it (moving its request if the node changed).
+        """
+        if not pod.node_name:
+            raise CacheError(f"pod {pod.key} has no spec.nodeName; only bound pods are cached")
+        if pod.uid in self.pods:
+            self._detach(pod.uid)
+        self._attach(pod, pod.node_name, assumed=False)
+
+    update_pod = add_pod
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        """The pod was deleted (or unbound): release what it used."""
+        if uid not in self.pods:
+            return None
+        return self._detach(uid).pod

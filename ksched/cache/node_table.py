@@ -1,0 +1,254 @@
+"""NodeTable: the cluster's nodes as a structure of numpy arrays, one row per node.
+
+Rows are stable while a node exists; a removed node's row goes to a free list and is reused by the
+next node added, after being cleared. ``n_rows`` is the high-water mark: plugins compute over rows
+``[0, n_rows)`` and the framework masks out rows whose ``valid`` flag is off, so no plugin needs to
+know about holes.
+
+Columns:
+
+- ``allocatable[row, col]`` / ``requested[row, col]``: canonical integer units per resource column
+  (:mod:`ksched.model.resources`); ``requested`` is the sum of actual requests of pods on the node,
+  assumed ones included.
+- ``nonzero_requested[row, 0|1]``: cpu and memory with upstream's 100m / 200Mi defaults, for scoring.
+- ``allowed_pods`` / ``pod_count``: pod capacity and pods on the node.
+- ``taint_bits[row, word]``: bitset of interned taint ids (see :meth:`taint_mask`).
+- label columns: for every label key that some plugin asked for, an int32 column of interned value
+  ids (-1 when the node lacks the key), built on first use and kept up to date on node changes.
+
+Every mutator is called only from the scheduling thread (the single writer); readers in a cycle see
+arrays that cannot change under them, so there are no snapshot copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ksched.cache.interning import Interner
+from ksched.model.node import Node
+from ksched.model.resources import ResourceColumns
+from ksched.model.selectors import Taint
+
+HARD_TAINT_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+_INITIAL_ROWS = 64
+_INITIAL_COLS = 8
+
+
+class NodeTable:
+    """Rows of node data in numpy arrays, with spare capacity that grows by doubling."""
+
+    def __init__(self, resources: ResourceColumns, capacity: int = _INITIAL_ROWS) -> None:
+        self.resources = resources
+        self.capacity = max(capacity, 1)
+        cols = max(_INITIAL_COLS, len(resources))
+        self.allocatable = np.zeros((self.capacity, cols), dtype=np.int64)
+        self.requested = np.zeros((self.capacity, cols), dtype=np.int64)
+        self.nonzero_requested = np.zeros((self.capacity, 2), dtype=np.int64)
+        self.allowed_pods = np.zeros(self.capacity, dtype=np.int64)
+        self.pod_count = np.zeros(self.capacity, dtype=np.int64)
+        self.valid = np.zeros(self.capacity, dtype=np.bool_)
+        self.unschedulable = np.zeros(self.capacity, dtype=np.bool_)
+        self.taint_bits = np.zeros((self.capacity, 1), dtype=np.uint64)
+        self.n_rows = 0
+        self.nodes: list[Node | None] = []
+        self.row_of: dict[str, int] = {}
+        self._free: list[int] = []
+        self.label_values: Interner[str] = Interner()
+        self._label_columns: dict[str, np.ndarray] = {}
+        self.taints: Interner[Taint] = Interner()
+        self._taint_users = np.zeros(0, dtype=np.int64)
+        self.unschedulable_count = 0
+        self.generation = 0
+        """Bumped on every node change; derived views (integer label columns) key on it."""
+        self._int_label_cache: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+
+    # ------------------------------------------------------------------ sizes
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.resources)
+
+    def rows(self) -> np.ndarray:
+        """Rows of the nodes that exist, in row order."""
+        return np.flatnonzero(self.valid[: self.n_rows])
+
+    def _grow_rows(self) -> None:
+        new = self.capacity * 2
+        for name in ("allocatable", "requested", "nonzero_requested", "taint_bits"):
+            old = getattr(self, name)
+            arr = np.zeros((new, old.shape[1]), dtype=old.dtype)
+            arr[: self.capacity] = old
+            setattr(self, name, arr)
+        for name in ("allowed_pods", "pod_count", "valid", "unschedulable"):
+            old = getattr(self, name)
+            arr = np.zeros(new, dtype=old.dtype)
+            arr[: self.capacity] = old
+            setattr(self, name, arr)
+        for key, col in self._label_columns.items():
+            arr = np.full(new, -1, dtype=np.int32)
+            arr[: self.capacity] = col
+            self._label_columns[key] = arr
+        self.capacity = new
+
+    def ensure_columns(self) -> None:
+        """Widen the resource arrays after new resource columns were registered."""
+        need = len(self.resources)
+        have = self.allocatable.shape[1]
+        if need <= have:
+            return
+        cols = max(need, have * 2)
+        for name in ("allocatable", "requested"):
+            old = getattr(self, name)
+            arr = np.zeros((self.capacity, cols), dtype=np.int64)
+            arr[:, :have] = old
+            setattr(self, name, arr)
+
+    def _ensure_taint_words(self) -> None:
+        words = (len(self.taints) + 63) // 64
+        if words > self.taint_bits.shape[1]:
+            arr = np.zeros((self.capacity, words), dtype=np.uint64)
+            arr[:, : self.taint_bits.shape[1]] = self.taint_bits
+            self.taint_bits = arr
+        if len(self._taint_users) < len(self.taints):
+            users = np.zeros(max(len(self.taints), 2 * len(self._taint_users)), dtype=np.int64)
+            users[: len(self._taint_users)] = self._taint_users
+            self._taint_users = users
+
+    # ------------------------------------------------------------------ node changes
+    def add(self, node: Node) -> int:
+        """Add ``node`` (or replace it if the name exists); returns its row."""
+        row = self.row_of.get(node.name)
+        if row is not None:
+            self._write(row, node)
+            return row
+        if self._free:
+            row = self._free.pop()
+        else:
+            if self.n_rows == self.capacity:
+                self._grow_rows()
+            row = self.n_rows
+            self.n_rows += 1
+            self.nodes.append(None)
+        self.row_of[node.name] = row
+        self.valid[row] = True
+        self._write(row, node)
+        return row
+
+    def remove(self, name: str) -> int | None:
+        """Remove the node; its row is cleared and freed. Pods still on it are the caller's business."""
+        row = self.row_of.pop(name, None)
+        if row is None:
+            return None
+        self._clear_node_fields(row)
+        self.requested[row] = 0
+        self.nonzero_requested[row] = 0
+        self.pod_count[row] = 0
+        self.valid[row] = False
+        self.nodes[row] = None
+        self._free.append(row)
+        self.generation += 1
+        return row
+
+    def _clear_node_fields(self, row: int) -> None:
+        old = self.nodes[row]
+        if old is not None:
+            if old.unschedulable:
+                self.unschedulable_count -= 1
+            for t in old.taints:
+                self._taint_users[self.taints.lookup(t)] -= 1
+        self.allocatable[row] = 0
+        self.allowed_pods[row] = 0
+        self.unschedulable[row] = False
+        self.taint_bits[row] = 0
+        for col in self._label_columns.values():
+            col[row] = -1
+
+    def _write(self, row: int, node: Node) -> None:
+        self._clear_node_fields(row)
+        for rname, value in node.allocatable.items():
+            if rname == "pods":
+                self.allowed_pods[row] = value
+                continue
+            col = self.resources.column(rname)
+            if col >= self.allocatable.shape[1]:
+                self.ensure_columns()
+            self.allocatable[row, col] = value
+        self.unschedulable[row] = node.unschedulable
+        if node.unschedulable:
+            self.unschedulable_count += 1
+        if node.taints:
+            ids = [self.taints.intern(t) for t in node.taints]
+            self._ensure_taint_words()
+            for tid in ids:
+                self.taint_bits[row, tid >> 6] |= np.uint64(1 << (tid & 63))
+                self._taint_users[tid] += 1
+        for key, col in self._label_columns.items():
+            value = node.labels.get(key)
+            col[row] = -1 if value is None else self.label_values.intern(value)
+        self.nodes[row] = node
+        self.generation += 1
+
+    # ------------------------------------------------------------------ labels
+    def label_column(self, key: str) -> np.ndarray:
+        """Interned value ids of label ``key`` for rows ``[0, n_rows)``; -1 where absent."""
+        col = self._label_columns.get(key)
+        if col is None:
+            col = np.full(self.capacity, -1, dtype=np.int32)
+            intern = self.label_values.intern
+            for row in range(self.n_rows):
+                node = self.nodes[row]
+                if node is not None:
+                    value = node.labels.get(key)
+                    if value is not None:
+                        col[row] = intern(value)
+            self._label_columns[key] = col
+        return col[: self.n_rows]
+
+    def label_int_column(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """Label ``key`` parsed as a base-10 integer (for ``Gt``/``Lt``): ``(values, parsed_ok)``."""
+        hit = self._int_label_cache.get(key)
+        if hit is not None and hit[0] == self.generation:
+            return hit[1], hit[2]
+        values = np.zeros(self.n_rows, dtype=np.int64)
+        ok = np.zeros(self.n_rows, dtype=np.bool_)
+        for row in range(self.n_rows):
+            node = self.nodes[row]
+            text = node.labels.get(key) if node is not None else None
+            if text is not None:
+                try:
+                    parsed = int(text, 10)
+                except ValueError:
+                    continue
+                if -(2**63) <= parsed < 2**63:
+                    values[row] = parsed
+                    ok[row] = True
+        self._int_label_cache[key] = (self.generation, values, ok)
+        return values, ok
+
+    # ------------------------------------------------------------------ taints
+    def taint_mask(self, effects: Iterable[str]) -> np.ndarray:
+        """Bitset (uint64 words) of interned taints with one of ``effects`` present on some node."""
+        wanted = frozenset(effects)
+        mask = np.zeros(self.taint_bits.shape[1], dtype=np.uint64)
+        for tid, taint in enumerate(self.taints.values):
+            if taint.effect in wanted and self._taint_users[tid] > 0:
+                mask[tid >> 6] |= np.uint64(1 << (tid & 63))
+        return mask
+
+    def tolerated_mask(self, tolerates: object) -> np.ndarray:
+        """Bitset of interned taints that the predicate ``tolerates(taint) -> bool`` accepts."""
+        mask = np.zeros(self.taint_bits.shape[1], dtype=np.uint64)
+        for tid, taint in enumerate(self.taints.values):
+            if tolerates(taint):  # type: ignore[operator]
+                mask[tid >> 6] |= np.uint64(1 << (tid & 63))
+        return mask
+
+    def node(self, row: int) -> Node:
+        node = self.nodes[row]
+        if node is None:
+            raise KeyError(f"row {row} holds no node")
+        return node

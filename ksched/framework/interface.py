@@ -1,0 +1,201 @@
+"""The plugin contract: status codes, per-cycle state, and one Protocol per extension point.
+
+Plugins are vectorized: a Filter answers for every row of the node table at once, a Score scores
+every row at once. Rows are ``[0, cluster.nodes.n_rows)``; rows that hold no node, or that an
+earlier stage ruled out, are masked by the runtime, so a plugin may compute garbage there.
+
+- **Filter** returns a :class:`FilterResult`: a ``uint64`` failure bitset per row (0 = the node
+  passes) and, per bit, the reason string and status code. Several bits may be set on one row
+  (NodeResourcesFit reports "Insufficient cpu" and "Insufficient memory" together). ``failed=None``
+  means every node passes, which costs nothing.
+- **Score** returns raw ``int64`` scores for every row, or a plain ``int`` when every node scores the
+  same. **NormalizeScore** (optional) maps raw scores of the feasible rows to 0..100.
+- **PreFilter / PreScore** run once per cycle; returning ``Code.SKIP`` skips the plugin's Filter /
+  Score for this cycle, exactly like upstream.
+
+Plugins must not mutate the cluster's arrays, block, or do I/O: a cycle reads live arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ksched.cache.cluster import ClusterCache
+    from ksched.model.pod import Pod
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class Code(IntEnum):
+    """Upstream's status codes, same order."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    @property
+    def is_rejection(self) -> bool:
+        return self in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The outcome of one plugin call; ``plugin`` is filled in by the runtime."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin)
+
+
+SUCCESS = Status()
+SKIP = Status(Code.SKIP)
+
+
+def unschedulable(*reasons: str, resolvable: bool = True) -> Status:
+    """A rejection; ``resolvable=False`` means preemption cannot help."""
+    return Status(Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+
+
+def error(message: str) -> Status:
+    return Status(Code.ERROR, (message,))
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Restricts Filter to the named nodes (``None``: all nodes), like upstream's PreFilterResult."""
+
+    node_names: frozenset[str] | None = None
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """Per-row failure bits from one Filter plugin.
+
+    Bit ``i`` of ``failed[row]`` set means the node fails with ``reasons[i]`` and code
+    ``codes[i]``. ``failed`` is None when every node passes.
+    """
+
+    failed: np.ndarray | None
+    reasons: tuple[str, ...] = ()
+    codes: tuple[Code, ...] = ()
+
+    @classmethod
+    def all_pass(cls) -> FilterResult:
+        return cls(None)
+
+    @classmethod
+    def from_mask(cls, fails: np.ndarray, reason: str, code: Code) -> FilterResult:
+        """A single-reason result from a boolean "fails here" mask."""
+        return cls(fails.astype(np.uint64), (reason,), (code,))
+
+    def reasons_at(self, row: int) -> tuple[list[str], Code]:
+        """Reason strings and the most severe code for one row (empty list: passes)."""
+        if self.failed is None:
+            return [], Code.SUCCESS
+        bits = int(self.failed[row])
+        out: list[str] = []
+        code = Code.SUCCESS
+        i = 0
+        while bits:
+            if bits & 1:
+                out.append(self.reasons[i])
+                if code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    code = self.codes[i]
+            bits >>= 1
+            i += 1
+        return out, code
+
+
+@dataclass(slots=True)
+class CycleState:
+    """Data one cycle's plugins share; keys are prefixed with the plugin name."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    skip_filter: set[str] = field(default_factory=set)
+    skip_score: set[str] = field(default_factory=set)
+
+    def read(self, key: str) -> Any:
+        return self.data.get(key)
+
+    def write(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+
+Scores = np.ndarray | int
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache
+    ) -> tuple[PreFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray
+    ) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+        """Raw scores for every row; ``feasible`` is the boolean row mask of candidate nodes."""
+        ...
+
+
+@runtime_checkable
+class NormalizeScorePlugin(Plugin, Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: Scores, feasible: np.ndarray
+    ) -> Scores: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, priority: int, enqueued_at: float) -> tuple[Any, ...]:
+        """Smaller keys pop first."""
+        ...
+
+
+def detail_for(plugin: object, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+    """Optional extra explanation a plugin can give for one rejected row (``explain_row``)."""
+    fn = getattr(plugin, "explain_row", None)
+    return fn(pod, cluster, row) if fn is not None else None
+
+
+def names(plugins: Sequence[Plugin]) -> list[str]:
+    return [p.name for p in plugins]

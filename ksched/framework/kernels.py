@@ -1,0 +1,79 @@
+"""The one door to the compiled kernels in :mod:`ksched._fast`, with numpy fallbacks.
+
+Every function here has a numpy reference (``*_ref``) that reads like the upstream description and
+a compiled twin; the property tests assert they agree exactly. When the extension is missing (a
+source checkout that was never built) the numpy path is used and one warning is logged.
+
+The Python side owns validation and dtypes: arrays handed to a kernel are C-contiguous along the
+last axis and of the exact dtype named in ``ksched/_fast/_types.pxd``.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import ModuleType
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+_fast: ModuleType | None = None
+_tried = False
+
+
+def compiled() -> ModuleType | None:
+    """The compiled kernel module, or None (logged once) when it is not built."""
+    global _fast, _tried
+    if not _tried:
+        _tried = True
+        try:
+            from ksched import _fast as fast_pkg  # noqa: F401
+            from ksched._fast import kernels as fast
+        except ImportError as exc:
+            log.warning("compiled kernels unavailable (%s); using the slower numpy path", exc)
+            fast = None
+        _fast = fast
+    return _fast
+
+
+def use_compiled(enabled: bool) -> None:
+    """Force the numpy path (``False``) or re-enable compiled kernels; for tests and benchmarks."""
+    global _fast, _tried
+    if enabled:
+        _tried = False
+        _fast = None
+        compiled()
+    else:
+        _tried = True
+        _fast = None
+
+
+# --------------------------------------------------------------------------- selection
+def select_best_ref(total: np.ndarray, feasible: np.ndarray, u: float) -> int:
+    """Row of the highest ``total`` among ``feasible`` rows; ties broken by ``u`` in [0, 1).
+
+    Among the tying rows in row order, the one at index ``floor(u * count)`` wins, so every tying
+    node is equally likely (upstream picks uniformly at random among the best). -1 if none.
+    """
+    rows = np.flatnonzero(feasible)
+    if rows.size == 0:
+        return -1
+    vals = total[rows]
+    best = vals.max()
+    ties = rows[vals == best]
+    return int(ties[min(int(u * ties.size), ties.size - 1)])
+
+
+def select_best(total: np.ndarray, feasible: np.ndarray, u: float) -> int:
+    fast = compiled()
+    if fast is not None and hasattr(fast, "select_best"):
+        return int(fast.select_best(total, feasible.view(np.uint8), u))
+    return select_best_ref(total, feasible, u)
+
+
+def nth_true_ref(mask: np.ndarray, u: float) -> int:
+    """Row of the ``floor(u * count)``-th True in ``mask`` (all rows tie); -1 if none."""
+    rows = np.flatnonzero(mask)
+    if rows.size == 0:
+        return -1
+    return int(rows[min(int(u * rows.size), rows.size - 1)])

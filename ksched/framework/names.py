@@ -1,0 +1,48 @@
+"""Every in-tree plugin name. The constants live in :mod:`ksched.config.names` (config validates
+plugin names and sits below the framework); this module re-exports them where plugins look."""
+
+from ksched.config.names import (
+    DEFAULT_BINDER,
+    DEFAULT_PREEMPTION,
+    DYNAMIC_RESOURCES,
+    IMAGE_LOCALITY,
+    IN_TREE,
+    INTER_POD_AFFINITY,
+    NODE_AFFINITY,
+    NODE_NAME,
+    NODE_PORTS,
+    NODE_RESOURCES_BALANCED_ALLOCATION,
+    NODE_RESOURCES_FIT,
+    NODE_UNSCHEDULABLE,
+    NODE_VOLUME_LIMITS,
+    POD_TOPOLOGY_SPREAD,
+    PRIORITY_SORT,
+    SCHEDULING_GATES,
+    TAINT_TOLERATION,
+    VOLUME_BINDING,
+    VOLUME_RESTRICTIONS,
+    VOLUME_ZONE,
+)
+
+__all__ = [
+    "DEFAULT_BINDER",
+    "DEFAULT_PREEMPTION",
+    "DYNAMIC_RESOURCES",
+    "IMAGE_LOCALITY",
+    "INTER_POD_AFFINITY",
+    "IN_TREE",
+    "NODE_AFFINITY",
+    "NODE_NAME",
+    "NODE_PORTS",
+    "NODE_RESOURCES_BALANCED_ALLOCATION",
+    "NODE_RESOURCES_FIT",
+    "NODE_UNSCHEDULABLE",
+    "NODE_VOLUME_LIMITS",
+    "POD_TOPOLOGY_SPREAD",
+    "PRIORITY_SORT",
+    "SCHEDULING_GATES",
+    "TAINT_TOLERATION",
+    "VOLUME_BINDING",
+    "VOLUME_RESTRICTIONS",
+    "VOLUME_ZONE",
+]

@@ -1,0 +1,1 @@
+"""In-tree plugins, one package each; packages never import each other."""

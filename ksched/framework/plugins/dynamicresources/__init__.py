@@ -1,0 +1,42 @@
+"""DynamicResources: upstream skips it for pods without ``spec.resourceClaims``.
+
+ksched does not watch ResourceClaims or ResourceSlices yet, so a pod that has claims gets an
+explicit error instead of a decision made without the data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework import names
+from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, FilterResult, PreFilterResult, Status
+from ksched.framework.registry import Handle
+from ksched.model.pod import Pod
+
+NAME: Final = names.DYNAMIC_RESOURCES
+
+
+class DynamicResources:
+    name = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache
+    ) -> tuple[PreFilterResult | None, Status]:
+        if not pod.resource_claims:
+            return None, SKIP
+        claims = " ".join(pod.resource_claims)
+        return None, Status(
+            Code.ERROR, (f"ksched does not evaluate ResourceClaims yet: pod uses [{claims}]",)
+        )
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """Upstream waits for a pod's claims to exist; without claims there is nothing to wait for."""
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+        return FilterResult.all_pass()
+
+
+def new(args: Any, handle: Handle) -> DynamicResources:
+    return DynamicResources()

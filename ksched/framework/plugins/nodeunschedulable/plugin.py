@@ -1,0 +1,36 @@
+"""NodeUnschedulable filter over every node at once."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework import names
+from ksched.framework.interface import Code, CycleState, FilterResult
+from ksched.framework.registry import Handle
+from ksched.model.pod import Pod
+from ksched.model.selectors import Taint
+
+NAME: Final = names.NODE_UNSCHEDULABLE
+ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    """Fails cordoned nodes unless the pod tolerates ``node.kubernetes.io/unschedulable:NoSchedule``."""
+
+    name = NAME
+
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+        nodes = cluster.nodes
+        if nodes.unschedulable_count == 0:
+            return FilterResult.all_pass()
+        if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+            return FilterResult.all_pass()
+        return FilterResult.from_mask(
+            nodes.unschedulable[: nodes.n_rows], ERR_REASON_UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        )
+
+
+def new(args: Any, handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable()

@@ -1,0 +1,78 @@
+"""The in-tree plugin registry: plugin name -> factory.
+
+A factory is ``factory(args, handle) -> plugin``; ``args`` is the validated args dataclass from
+:mod:`ksched.config` (or None for plugins without args) and ``handle`` a :class:`Handle`. Factories
+are named by import path and imported when a profile first uses them, so importing the registry
+imports no plugin.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ksched.framework import names
+
+Factory = Callable[[Any, "Handle"], Any]
+
+
+@dataclass(slots=True)
+class Handle:
+    """What a plugin may know about its surroundings when it is built."""
+
+    profile: str
+    shared: dict[str, Any] = field(default_factory=dict)
+    """Objects that plugins of one package share within a profile (e.g. one fused resource pass)."""
+
+
+_BASE = "ksched.framework.plugins"
+IN_TREE_FACTORIES: Mapping[str, str] = {
+    names.SCHEDULING_GATES: f"{_BASE}.schedulinggates:new",
+    names.PRIORITY_SORT: f"{_BASE}.queuesort:new",
+    names.NODE_UNSCHEDULABLE: f"{_BASE}.nodeunschedulable:new",
+    names.NODE_NAME: f"{_BASE}.nodename:new",
+    names.TAINT_TOLERATION: f"{_BASE}.tainttoleration:new",
+    names.NODE_AFFINITY: f"{_BASE}.nodeaffinity:new",
+    names.NODE_PORTS: f"{_BASE}.nodeports:new",
+    names.NODE_RESOURCES_FIT: f"{_BASE}.noderesources:new_fit",
+    names.NODE_RESOURCES_BALANCED_ALLOCATION: f"{_BASE}.noderesources:new_balanced_allocation",
+    names.IMAGE_LOCALITY: f"{_BASE}.imagelocality:new",
+    names.VOLUME_RESTRICTIONS: f"{_BASE}.volumes:new_volume_restrictions",
+    names.NODE_VOLUME_LIMITS: f"{_BASE}.volumes:new_node_volume_limits",
+    names.VOLUME_BINDING: f"{_BASE}.volumes:new_volume_binding",
+    names.VOLUME_ZONE: f"{_BASE}.volumes:new_volume_zone",
+    names.DYNAMIC_RESOURCES: f"{_BASE}.dynamicresources:new",
+    names.POD_TOPOLOGY_SPREAD: f"{_BASE}.pending:new_pod_topology_spread",
+    names.INTER_POD_AFFINITY: f"{_BASE}.pending:new_inter_pod_affinity",
+    names.DEFAULT_PREEMPTION: f"{_BASE}.pending:new_default_preemption",
+    names.DEFAULT_BINDER: f"{_BASE}.defaultbinder:new",
+}
+
+
+def resolve(path: str) -> Factory:
+    """Import ``module:attr`` and return the factory."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+class Registry:
+    """Name -> factory, in-tree entries first; out-of-tree plugins can be added by name."""
+
+    def __init__(self, extra: Mapping[str, Factory] | None = None) -> None:
+        self._paths = dict(IN_TREE_FACTORIES)
+        self._factories: dict[str, Factory] = dict(extra or {})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths or name in self._factories
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self._paths) | frozenset(self._factories)
+
+    def factory(self, name: str) -> Factory:
+        f = self._factories.get(name)
+        if f is None:
+            f = resolve(self._paths[name])
+            self._factories[name] = f
+        return f

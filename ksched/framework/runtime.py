@@ -98,7 +98,7 @@ class CycleResult:
 
     def message(self) -> str:
         """Upstream's FitError text (``0/N nodes are available: ...``), or the error message."""
-        if self.status.code == Code.ERROR:
+        if self.status.code == Code.ERROR or self.num_all_nodes == 0:
             return self.status.message
         return fit_error_message(self)
 

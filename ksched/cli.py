@@ -1,0 +1,103 @@
+"""The ``ksched`` command: ``explain``, ``sim serve``, ``version``.
+
+This is the only module that configures logging. Every command turns a :class:`KschedError`
+into one line on stderr and exit status 2; a traceback means a ksched bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+import orjson
+
+from ksched import __version__
+from ksched.errors import KschedError
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def _configure_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity < 4 else logging.DEBUG
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from ksched.explain import explain, load_cluster, load_pod, render_text
+
+    cluster = load_cluster(args.cluster)
+    pod = load_pod(args.pod)
+    report = explain(cluster, pod, args.config, seed=args.seed)
+    output = args.output or ("text" if sys.stdout.isatty() else "json")
+    if output == "json":
+        sys.stdout.buffer.write(
+            orjson.dumps(report, option=orjson.OPT_INDENT_2 if args.pretty else 0) + b"\n"
+        )
+    else:
+        sys.stdout.write(render_text(report) + "\n")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def _cmd_version(args: argparse.Namespace) -> int:
+    print(f"ksched {__version__}")
+    return EXIT_OK
+
+
+def _cmd_sim_serve(args: argparse.Namespace) -> int:
+    from ksched.sim.cli import run_serve
+
+    return run_serve(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ksched", description="A Kubernetes scheduler with a compiled hot path."
+    )
+    parser.add_argument(
+        "-v", "--verbosity", type=int, default=0, help="log level: 0 warnings, 2 info, 4+ debug"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ex = sub.add_parser("explain", help="show what every plugin thinks of every node for one pod")
+    ex.add_argument(
+        "--cluster", required=True, help="YAML/JSON file with Node and Pod objects (a List or documents)"
+    )
+    ex.add_argument("--pod", required=True, help="YAML/JSON file with one Pod")
+    ex.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's default profile)")
+    ex.add_argument("--output", choices=("json", "text"), help="default: text on a terminal, json otherwise")
+    ex.add_argument("--pretty", action="store_true", help="indent JSON output")
+    ex.add_argument(
+        "--seed", type=int, default=0, help="seed for the random tie-break among equal best nodes"
+    )
+    ex.set_defaults(func=_cmd_explain)
+
+    sim = sub.add_parser("sim", help="the embedded local cluster")
+    sim_sub = sim.add_subparsers(dest="sim_command", required=True)
+    from ksched.sim.cli import add_serve_parser
+
+    add_serve_parser(sim_sub)
+    for action in sim_sub.choices.values():
+        action.set_defaults(func=_cmd_sim_serve)
+
+    ver = sub.add_parser("version", help="print the version")
+    ver.set_defaults(func=_cmd_version)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbosity)
+    try:
+        return int(args.func(args))
+    except KschedError as exc:
+        print(f"ksched {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130

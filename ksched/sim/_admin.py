@@ -1,0 +1,97 @@
+"""Admin endpoints (not part of the Kubernetes API), for tests and operators:
+
+``GET /admin/faults``            current :class:`~ksched.sim.faults.FaultConfig` as JSON
+``PUT /admin/faults``            replace it (body: the same JSON; ``{}`` turns faults off); 400 if invalid
+``GET /admin/audit?since=N``     ``{"items": [BindingRecord...]}`` after sequence number N
+``DELETE /admin/audit``          clear the audit log
+``GET /admin/stats``             object counts per resource, current resourceVersion, open watches
+``POST /admin/nodes``            ``{"count": N, "template": {...}, "zones": Z, "name_prefix": "node-"}``
+``POST /admin/pods``             ``{"count": N, "template": {...}, "namespace": "default",
+                                 "name_prefix": "pod-"}``
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from ksched.sim import _status as st
+from ksched.sim.faults import FaultConfig
+from ksched.sim.workloads import make_nodes, make_pods
+
+if TYPE_CHECKING:
+    from ksched.sim._http import ApiServer
+
+
+def add_admin_routes(app: web.Application, server: ApiServer) -> None:
+    from ksched.sim._http import error_response, json_response, read_json
+
+    def guarded(fn: Any) -> Any:
+        async def wrapper(request: web.Request) -> web.Response:
+            try:
+                return await fn(request)
+            except st.StatusError as exc:
+                return error_response(exc)
+            except (ValueError, TypeError, KeyError) as exc:
+                return error_response(st.bad_request(str(exc)))
+
+        return wrapper
+
+    async def get_faults(request: web.Request) -> web.Response:
+        return json_response(server.faults.config.to_dict())
+
+    async def put_faults(request: web.Request) -> web.Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise st.bad_request("faults must be a JSON object")
+        server.faults.configure(FaultConfig.from_dict(body))
+        return json_response(server.faults.config.to_dict())
+
+    async def get_audit(request: web.Request) -> web.Response:
+        since = int(request.query.get("since", "0"))
+        return json_response(server.audit.to_json(since))
+
+    async def delete_audit(request: web.Request) -> web.Response:
+        server.audit.clear()
+        return json_response({"items": []})
+
+    async def stats(request: web.Request) -> web.Response:
+        store = server.store
+        with store.lock:
+            counts = {key: len(t.objects) for key, t in store.tables.items()}
+            rv = store.rv
+        return json_response({"resourceVersion": str(rv), "objects": counts, "watches": len(server.wakers)})
+
+    async def post_nodes(request: web.Request) -> web.Response:
+        body = await read_json(request)
+        nodes = make_nodes(
+            int(body.get("count", 1)),
+            body.get("template"),
+            zones=int(body.get("zones", 0)),
+            name_prefix=body.get("name_prefix", "node-"),
+            start=server.store.count("nodes"),
+        )
+        n = server.store.bulk_create("nodes", nodes)
+        return json_response({"created": n}, 201)
+
+    async def post_pods(request: web.Request) -> web.Response:
+        body = await read_json(request)
+        ns = body.get("namespace", "default")
+        pods = make_pods(
+            int(body.get("count", 1)),
+            body.get("template"),
+            namespace=ns,
+            name_prefix=body.get("name_prefix", "pod-"),
+        )
+        n = server.store.bulk_create("pods", pods, namespace=ns)
+        return json_response({"created": n}, 201)
+
+    r = app.router
+    r.add_get("/admin/faults", guarded(get_faults))
+    r.add_put("/admin/faults", guarded(put_faults))
+    r.add_get("/admin/audit", guarded(get_audit))
+    r.add_delete("/admin/audit", guarded(delete_audit))
+    r.add_get("/admin/stats", guarded(stats))
+    r.add_post("/admin/nodes", guarded(post_nodes))
+    r.add_post("/admin/pods", guarded(post_pods))

@@ -1,0 +1,58 @@
+"""Injected time for the embedded cluster.
+
+Timestamps (creationTimestamp, deletionTimestamp, audit records) come from a :class:`Clock` so tests can
+pin them; durations inside the asyncio loop use the loop's own clock, which is already monotonic.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """Wall-clock source: seconds since the epoch as a float."""
+
+    def now(self) -> float: ...
+
+
+class SystemClock:
+    """The real wall clock (the default)."""
+
+    def now(self) -> float:
+        return time.time()
+
+
+class FixedClock:
+    """A clock that only moves when told to; for deterministic tests."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+_last_second: list[object] = [None, ""]
+
+
+def rfc3339(t: float) -> str:
+    """``2024-01-02T03:04:05Z`` (second precision, as metav1.Time serialises).
+
+    The last formatted second is memoised because bulk creation stamps thousands of objects per second.
+    """
+    sec = int(t)
+    if _last_second[0] == sec:
+        return str(_last_second[1])
+    text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sec))
+    _last_second[0] = sec
+    _last_second[1] = text
+    return text
+
+
+def rfc3339_micro(t: float) -> str:
+    """``2024-01-02T03:04:05.123456Z`` (metav1.MicroTime, used by Leases and events.k8s.io)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t))) + f".{int((t % 1) * 1e6):06d}Z"

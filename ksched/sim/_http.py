@@ -1,0 +1,343 @@
+"""The aiohttp application: path parsing, fault injection, and the CRUD verbs.
+
+Every request goes through :meth:`ApiServer.dispatch`: parse the path into (resource, namespace,
+name, subresource), pick the verb, apply injected latency/errors, run the handler. Handlers raise
+:class:`~ksched.sim._status.StatusError` for every failure, and any unexpected exception becomes a
+500 InternalError Status (logged), so clients never see a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from ksched.sim import _status as st
+from ksched.sim._discovery import discovery, openapi_v3, version_doc
+from ksched.sim._patch import apply_patch
+from ksched.sim._resources import BY_PATH, ResourceType
+from ksched.sim._selectors import ObjectFilter
+from ksched.sim._tables import table, wants_table
+from ksched.sim._watch import Waker, serve_watch
+from ksched.sim.config import SimConfig
+from ksched.sim.faults import AuditLog, FaultInjector
+from ksched.sim.store import Obj, Store, check_preconditions
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+
+
+@dataclass(slots=True)
+class Req:
+    """A parsed resource request."""
+
+    verb: str
+    rtype: ResourceType
+    namespace: str | None
+    name: str
+    sub: str
+    query: dict[str, str]
+
+    @property
+    def fault_resource(self) -> str:
+        return f"{self.rtype.plural}/{self.sub}" if self.sub else self.rtype.plural
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    raw = body if isinstance(body, bytes) else orjson.dumps(body)
+    return web.Response(body=raw, status=status, content_type=JSON, headers=headers)
+
+
+def error_response(exc: st.StatusError) -> web.Response:
+    return web.Response(body=exc.body(), status=exc.code, content_type=JSON, headers=exc.headers)
+
+
+def _parse(method: str, parts: list[str], query: dict[str, str]) -> Req | None:
+    """Map ``/api/v1/...`` or ``/apis/G/V/...`` to a :class:`Req`; ``None`` if no such resource."""
+    if parts[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", parts[2:]
+    elif parts and parts[0] == "apis" and len(parts) >= 3:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    namespace: str | None = None
+    if len(rest) >= 3 and rest[0] == "namespaces" and (group, version, rest[2]) in BY_PATH:
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        return None
+    rtype = BY_PATH.get((group, version, rest[0]))
+    if rtype is None:
+        return None
+    name = rest[1] if len(rest) > 1 else ""
+    sub = rest[2] if len(rest) > 2 else ""
+    if sub and sub not in rtype.subresources:
+        return None
+    if rtype.namespaced and name and namespace is None:
+        return None  # /api/v1/pods/NAME is not a path upstream serves
+    if not rtype.namespaced and namespace is not None:
+        return None
+    if name:
+        verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "POST": "create"}.get(
+            method
+        )
+    else:
+        watch = query.get("watch") in ("true", "1")
+        verb = {"GET": "watch" if watch else "list", "POST": "create", "DELETE": "deletecollection"}.get(
+            method
+        )
+    if verb is None:
+        raise st.StatusError(
+            405, "the server does not allow this method on the requested resource", reason="MethodNotAllowed"
+        )
+    return Req(verb, rtype, namespace, name, sub, query)
+
+
+async def read_json(request: web.Request, *, required: bool = True) -> Any:
+    raw = await request.read()
+    if not raw.strip():
+        if required:
+            raise st.bad_request("the request body is empty; a JSON object is required")
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise st.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+
+
+def _int_param(q: dict[str, str], key: str) -> int | None:
+    if key not in q or q[key] == "":
+        return None
+    try:
+        return int(q[key])
+    except ValueError:
+        raise st.bad_request(f"{key}: Invalid value: {q[key]!r}: must be an integer") from None
+
+
+class ApiServer:
+    """Owns the aiohttp app; all state lives in the store, faults and audit it is given."""
+
+    def __init__(self, store: Store, faults: FaultInjector, audit: AuditLog, settings: SimConfig) -> None:
+        self.store = store
+        self.faults = faults
+        self.audit = audit
+        self.settings = settings
+        self.closing = False
+        self.wakers: set[Waker] = set()
+        self.address = f"{settings.host}:{settings.port}"
+
+    def make_app(self) -> web.Application:
+        from ksched.sim._admin import add_admin_routes
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        add_admin_routes(app, self)
+        app.router.add_route("*", "/{tail:.*}", self.dispatch)
+        return app
+
+    def shutdown(self) -> None:
+        """Ask every watch stream to finish (called on the loop thread before the runner stops)."""
+        self.closing = True
+        for w in list(self.wakers):
+            w.event.set()
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except st.StatusError as exc:
+            return error_response(exc)
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("sim: internal error on %s %s", request.method, request.path)
+            return error_response(st.StatusError(500, f"Internal error occurred: {exc!r}"))
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        parts = [p for p in path.split("/") if p]
+        q: dict[str, str] = dict(request.query)
+        if request.method == "GET":
+            if path in ("/healthz", "/readyz", "/livez"):
+                return web.Response(text="ok", content_type="text/plain")
+            if path == "/version":
+                return json_response(version_doc(self.settings.git_version))
+            doc = discovery(parts, self.address) if parts[:1] != ["openapi"] else openapi_v3(parts)
+            if doc is not None:
+                return json_response(doc)
+        req = _parse(request.method, parts, q)
+        if req is None:
+            raise st.StatusError(
+                404,
+                "the server could not find the requested resource",
+                details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+            )
+        if self.faults.active:
+            delay = self.faults.delay_s(req.verb, req.fault_resource)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            rule = self.faults.error(req.verb, req.fault_resource)
+            if rule is not None:
+                headers = {"Retry-After": str(rule.retry_after_s)} if rule.code in (429, 503) else {}
+                msg = {
+                    429: "injected: too many requests, please try again later",
+                    503: "injected: the server is currently unable to handle the request",
+                }.get(rule.code, "injected: Internal error occurred")
+                details = {"retryAfterSeconds": rule.retry_after_s} if headers else None
+                raise st.StatusError(rule.code, msg, details=details, headers=headers)
+        if req.sub:
+            from ksched.sim import _subresources as subs
+
+            return await subs.handle(self, request, req)
+        handler = getattr(self, "_" + req.verb)
+        return await handler(request, req)
+
+    # -- verbs --------------------------------------------------------------------------------------
+    def _filter(self, req: Req) -> ObjectFilter:
+        return ObjectFilter.parse(
+            req.namespace, req.query.get("labelSelector"), req.query.get("fieldSelector")
+        )
+
+    async def _list(self, request: web.Request, req: Req) -> web.Response:
+        rtype, q = req.rtype, req.query
+        limit = _int_param(q, "limit") or 0
+        after = None
+        if q.get("continue"):
+            try:
+                token = orjson.loads(base64.urlsafe_b64decode(q["continue"].encode()))
+                after = (str(token["k"][0]), str(token["k"][1]))
+            except (ValueError, KeyError, TypeError, IndexError, binascii.Error):
+                raise st.bad_request("continue key is not valid: illegal base64 data") from None
+        rv, entries, last, remaining = self.store.list_entries(rtype, self._filter(req), limit, after)
+        token = ""
+        if last is not None:
+            token = base64.urlsafe_b64encode(orjson.dumps({"rv": rv, "k": list(last)})).decode()
+        if wants_table(request.headers.get("Accept", "")):
+            extra: dict[str, Any] = {"continue": token, "remainingItemCount": remaining} if token else {}
+            tab = table(
+                rtype.key, list(entries), rv, self.store.clock.now(), q.get("includeObject", ""), extra
+            )
+            if tab is not None:
+                return json_response(tab)
+        meta = b'{"resourceVersion":"' + str(rv).encode() + b'"'
+        if token:
+            meta += b',"continue":"' + token.encode() + b'","remainingItemCount":' + str(remaining).encode()
+        head = (
+            b'{"kind":"'
+            + rtype.list_kind.encode()
+            + b'","apiVersion":"'
+            + rtype.api_version.encode()
+            + b'","metadata":'
+            + meta
+            + b'},"items":['
+        )
+        return json_response(head + b",".join([e.raw() for e in entries]) + b"]}")
+
+    async def _watch(self, request: web.Request, req: Req) -> web.StreamResponse:
+        return await serve_watch(self, request, req.rtype, self._filter(req), req.query)
+
+    async def _get(self, request: web.Request, req: Req) -> web.Response:
+        entry = self.store.get_entry(req.rtype, req.namespace or "", req.name)
+        if wants_table(request.headers.get("Accept", "")):
+            tab = table(
+                req.rtype.key,
+                [entry],
+                self.store.rv,
+                self.store.clock.now(),
+                req.query.get("includeObject", ""),
+                {},
+            )
+            if tab is not None:
+                return json_response(tab)
+        return json_response(entry.raw())
+
+    def _check_body(self, req: Req, body: Any) -> Obj:
+        if not isinstance(body, dict):
+            raise st.bad_request("the request body must be a JSON object")
+        meta = body.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise st.bad_request("metadata must be an object")
+        meta = meta or {}
+        if req.rtype.namespaced and meta.get("namespace") and meta["namespace"] != req.namespace:
+            raise st.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        if req.name and meta.get("name") and meta["name"] != req.name:
+            raise st.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({req.name})"
+            )
+        kind = body.get("kind")
+        if kind and kind != req.rtype.kind:
+            raise st.bad_request(
+                f"the kind of the object ({kind}) does not match the resource ({req.rtype.kind})"
+            )
+        return body
+
+    async def _create(self, request: web.Request, req: Req) -> web.Response:
+        body = self._check_body(req, await read_json(request))
+        if req.rtype.namespaced and req.namespace is None:
+            raise st.StatusError(405, "create must name a namespace in the path", reason="MethodNotAllowed")
+        obj = self.store.create(req.rtype, body, namespace=req.namespace, copy=False)
+        return json_response(obj, 201)
+
+    async def _update(self, request: web.Request, req: Req, sub: str = "") -> web.Response:
+        body = self._check_body(req, await read_json(request))
+        body.setdefault("metadata", {})["name"] = req.name
+        obj = self.store.update(req.rtype, body, namespace=req.namespace or "", subresource=sub, copy=False)
+        return json_response(obj)
+
+    async def _patch(self, request: web.Request, req: Req, sub: str = "") -> web.Response:
+        patch = await read_json(request)
+        ctype = request.headers.get("Content-Type", "")
+        rtype = req.rtype
+
+        def apply(cur: Obj) -> Obj:
+            new = apply_patch(ctype, cur, patch)
+            if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+                raise st.StatusError(422, "the patch produced an object without metadata", reason="Invalid")
+            meta = new["metadata"]
+            check_preconditions(rtype, cur, meta.get("uid"), meta.get("resourceVersion"))
+            if "status" in rtype.subresources:
+                if sub == "status":
+                    return {**cur, "status": new.get("status", {})}
+                if "status" in cur:
+                    new["status"] = cur["status"]
+                else:
+                    new.pop("status", None)
+            return new
+
+        obj = self.store.mutate(rtype, req.name, req.namespace or "", apply)
+        return json_response(obj)
+
+    def _delete_options(self, req: Req, body: Any) -> tuple[int | None, str | None, str | None]:
+        grace = _int_param(req.query, "gracePeriodSeconds")
+        uid = rv = None
+        if isinstance(body, dict):
+            if grace is None and body.get("gracePeriodSeconds") is not None:
+                grace = int(body["gracePeriodSeconds"])
+            pre = body.get("preconditions") or {}
+            uid, rv = pre.get("uid"), pre.get("resourceVersion")
+        return grace, uid, rv
+
+    async def _delete(self, request: web.Request, req: Req) -> web.Response:
+        grace, uid, rv = self._delete_options(req, await read_json(request, required=False))
+        obj = self.store.delete(
+            req.rtype, req.name, req.namespace or "", grace_period_s=grace, uid=uid, resource_version=rv
+        )
+        graceful = "deletionTimestamp" in obj["metadata"] and req.rtype.key == "pods"
+        still_there = graceful and self.store.get(req.rtype, req.name, req.namespace or "") is not None
+        return json_response(obj, 202 if still_there else 200)
+
+    async def _deletecollection(self, request: web.Request, req: Req) -> web.Response:
+        grace, _, _ = self._delete_options(req, await read_json(request, required=False))
+        with self.store.lock:
+            for obj in self.store.list(
+                req.rtype, req.namespace, req.query.get("labelSelector"), req.query.get("fieldSelector")
+            ):
+                m = obj["metadata"]
+                self.store.delete(req.rtype, m["name"], m.get("namespace", ""), grace_period_s=grace)
+        return json_response(st.success(200))

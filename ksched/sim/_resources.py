@@ -1,0 +1,158 @@
+"""The resource types the embedded cluster serves, and the discovery documents built from them.
+
+One frozen :class:`ResourceType` per resource is the single source for routing, store keys, list kinds
+and discovery (``/api``, ``/api/v1``, ``/apis``, ``/apis/G/V``), so adding a type is one line here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+_RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+_SUB_RW = ("get", "patch", "update")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    """How one resource is addressed and described."""
+
+    plural: str
+    singular: str
+    kind: str
+    group: str
+    version: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    subresources: dict[str, str] = field(default_factory=dict)
+    """Subresource name -> kind it accepts (``binding`` -> ``Binding``)."""
+    categories: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """Store key: ``pods`` or ``leases.coordination.k8s.io`` (unique across groups)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+
+RESOURCES: tuple[ResourceType, ...] = (
+    ResourceType("nodes", "node", "Node", "", "v1", False, ("no",), {"status": "Node"}),
+    ResourceType(
+        "pods",
+        "pod",
+        "Pod",
+        "",
+        "v1",
+        True,
+        ("po",),
+        {"binding": "Binding", "status": "Pod", "eviction": "Eviction"},
+        ("all",),
+    ),
+    ResourceType("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), {"status": "Namespace"}),
+    ResourceType("events", "event", "Event", "", "v1", True, ("ev",)),
+    ResourceType("events", "event", "Event", "events.k8s.io", "v1", True, ("ev",)),
+    ResourceType("leases", "lease", "Lease", "coordination.k8s.io", "v1", True),
+    ResourceType(
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        "policy",
+        "v1",
+        True,
+        ("pdb",),
+        {"status": "PodDisruptionBudget"},
+    ),
+)
+
+BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
+BY_KEY: dict[str, ResourceType] = {r.key: r for r in RESOURCES}
+GROUPS: dict[str, str] = {r.group: r.version for r in RESOURCES if r.group}
+
+
+def resolve(name: str) -> ResourceType:
+    """Find a type by store key, plural, singular, short name or kind (core group wins ties).
+
+    Used by the Python API so tests can say ``store.list("pods")`` or ``store.list("leases")``.
+    """
+    if name in BY_KEY:
+        return BY_KEY[name]
+    low = name.lower()
+    for r in RESOURCES:
+        if low in (r.plural, r.singular, r.kind.lower()) or low in r.short_names:
+            return r
+    raise KeyError(f"unknown resource {name!r}; known: {sorted(BY_KEY)}")
+
+
+def _resource_doc(r: ResourceType) -> list[dict[str, Any]]:
+    doc: dict[str, Any] = {
+        "name": r.plural,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": list(_RW),
+    }
+    if r.short_names:
+        doc["shortNames"] = list(r.short_names)
+    if r.categories:
+        doc["categories"] = list(r.categories)
+    out = [doc]
+    for sub, kind in r.subresources.items():
+        verbs = ["create"] if sub in ("binding", "eviction") else list(_SUB_RW)
+        group_kind: dict[str, Any] = {}
+        if sub == "eviction":
+            group_kind = {"group": "policy", "version": "v1"}
+        out.append(
+            {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": verbs,
+                **group_kind,
+            }
+        )
+    return out
+
+
+def api_versions(server_address: str) -> dict[str, Any]:
+    """``GET /api``."""
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def resource_list(group: str, version: str) -> dict[str, Any] | None:
+    """``GET /api/v1`` or ``GET /apis/G/V``; ``None`` if the group/version is not served."""
+    types = [r for r in RESOURCES if r.group == group and r.version == version]
+    if not types:
+        return None
+    gv = f"{group}/{version}" if group else version
+    resources = [d for r in types for d in _resource_doc(r)]
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+def _group_doc(group: str) -> dict[str, Any]:
+    version = GROUPS[group]
+    gv = {"groupVersion": f"{group}/{version}", "version": version}
+    return {"name": group, "versions": [gv], "preferredVersion": gv}
+
+
+def group_list() -> dict[str, Any]:
+    """``GET /apis``."""
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_doc(g) for g in sorted(GROUPS)]}
+
+
+def group(name: str) -> dict[str, Any] | None:
+    """``GET /apis/G``."""
+    if name not in GROUPS:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group_doc(name)}

@@ -1,0 +1,183 @@
+"""Watch streams: newline-delimited JSON frames fanned out from each resource's shared history.
+
+Watchers do not get their own queue. Each one keeps a cursor (the last resourceVersion it sent) and
+reads the resource's :class:`~ksched.sim.store.History` from there, so a write costs one append plus
+one wake-up per watcher, and the serialised frame of an event is built once and shared. Frames are
+rewritten only when a selector turns a MODIFIED into an ADDED or DELETED (as kube-apiserver does when an
+object starts or stops matching).
+
+A slow watcher cannot stall others: writes never block the store. The per-connection buffer is the
+transport's (aiohttp drains above 64 KiB); if one write stays blocked longer than
+``slow_watcher_timeout_s``, or the watcher's cursor falls out of the history window, the stream is
+closed, and the client must resume from its last resourceVersion (or relist after 410 Expired).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from ksched.sim import _status as st
+from ksched.sim._resources import ResourceType
+from ksched.sim._selectors import ObjectFilter
+from ksched.sim.store import WatchEvent, frame
+
+if TYPE_CHECKING:
+    from ksched.sim._http import ApiServer
+
+_BATCH = 2000
+
+
+class Waker:
+    """Store listener that wakes one watch coroutine, from any thread, at most once per wake-up."""
+
+    __slots__ = ("event", "loop", "pending", "tid")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.tid = threading.get_ident()
+        self.event = asyncio.Event()
+        self.pending = False
+
+    def __call__(self, _ev: WatchEvent | None = None) -> None:
+        if self.pending:
+            return
+        self.pending = True
+        if threading.get_ident() == self.tid:
+            self.event.set()
+        else:
+            # a closed loop means the stream is going away anyway
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self.event.set)
+
+
+def _bookmark(rtype: ResourceType, rv: int, initial_end: bool = False) -> bytes:
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    obj = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": meta}
+    return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+
+def _filtered(ev: WatchEvent, flt: ObjectFilter) -> bytes | None:
+    """The frame this watcher should see for ``ev``, or ``None``."""
+    if flt.selects_all:
+        return ev.line()
+    now = flt.matches(ev.entry.obj)
+    if ev.type != "MODIFIED":
+        return ev.line() if now else None
+    before = ev.prev is not None and flt.matches(ev.prev)
+    if now and before:
+        return ev.line()
+    if now:
+        return frame("ADDED", ev.entry.raw())
+    if before:
+        return frame("DELETED", ev.entry.raw())
+    return None
+
+
+async def serve_watch(
+    server: ApiServer, request: web.Request, rtype: ResourceType, flt: ObjectFilter, q: dict[str, str]
+) -> web.StreamResponse:
+    """Run one watch request until timeout, client disconnect, server stop or an injected drop."""
+    store, settings, loop = server.store, server.settings, asyncio.get_running_loop()
+    rv_param = q.get("resourceVersion", "")
+    try:
+        cursor = int(rv_param) if rv_param not in ("", "0") else -1
+    except ValueError:
+        raise st.bad_request(f"resourceVersion: Invalid value: {rv_param!r}: must be an integer") from None
+    bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+    send_initial = q.get("sendInitialEvents") in ("true", "1")
+    timeout = q.get("timeoutSeconds")
+    deadline = loop.time() + float(timeout) if timeout else None
+
+    resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    resp.enable_chunked_encoding()
+    waker = Waker(loop)
+    store.add_listener(rtype, waker)
+    server.wakers.add(waker)
+    sent = 0
+    try:
+        await resp.prepare(request)
+        out: list[bytes] = []
+        if cursor < 0 or send_initial:
+            snap_rv, entries = store.snapshot(rtype, flt)
+            out = [frame("ADDED", e.raw()) for e in entries]
+            if send_initial and bookmarks:
+                out.append(_bookmark(rtype, snap_rv, initial_end=True))
+            cursor = max(cursor, snap_rv)
+            sent += len(entries)
+            await _write(server, resp, out)
+        next_bookmark = loop.time() + settings.bookmark_interval_s
+        while not server.closing:
+            waker.pending = False
+            waker.event.clear()
+            try:
+                evs = store.events_since(rtype, cursor, _BATCH)
+            except st.StatusError as exc:
+                if sent == 0:  # asked for a version we no longer have: tell the client to relist
+                    await _write(
+                        server, resp, [orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"]
+                    )
+                break  # otherwise we fell behind the window: a slow watcher is closed
+            if evs:
+                out = []
+                drop = False
+                for ev in evs:
+                    line = _filtered(ev, flt)
+                    if line is not None:
+                        out.append(line)
+                        sent += 1
+                        if server.faults.active and server.faults.drop_watch(sent):
+                            cursor = ev.rv
+                            drop = True
+                            break
+                    cursor = ev.rv
+                if out:
+                    await _write(server, resp, out)
+                if drop:
+                    break
+                continue
+            now = loop.time()
+            if deadline is not None and now >= deadline:
+                break
+            if bookmarks and now >= next_bookmark:
+                with store.lock:
+                    pending = store.events_since(rtype, cursor, 1)
+                    mark = store.rv
+                if not pending:
+                    await _write(server, resp, [_bookmark(rtype, mark)])
+                    cursor = max(cursor, mark)
+                next_bookmark = now + settings.bookmark_interval_s
+                continue
+            wait = settings.bookmark_interval_s if bookmarks else 3600.0
+            wait = min(wait, next_bookmark - now) if bookmarks else wait
+            if deadline is not None:
+                wait = min(wait, deadline - now)
+            try:
+                async with asyncio.timeout(max(wait, 0.0)):
+                    await waker.event.wait()
+            except TimeoutError:
+                pass
+        await resp.write_eof()
+    except (ConnectionError, TimeoutError, asyncio.CancelledError):
+        if request.transport is not None:
+            request.transport.abort()  # slow or gone client: drop the connection, keep the loop quiet
+        if asyncio.current_task() is not None and asyncio.current_task().cancelling():  # type: ignore[union-attr]
+            raise
+    finally:
+        store.remove_listener(rtype, waker)
+        server.wakers.discard(waker)
+    return resp
+
+
+async def _write(server: ApiServer, resp: web.StreamResponse, frames: list[bytes]) -> None:
+    if not frames:
+        return
+    async with asyncio.timeout(server.settings.slow_watcher_timeout_s):
+        await resp.write(b"".join(frames))

@@ -1,0 +1,98 @@
+"""``ksched sim serve``: run the embedded cluster in the foreground until SIGINT/SIGTERM.
+
+The lead wires :func:`add_serve_parser` and :func:`run_serve` into ``ksched/cli.py``; :func:`main`
+is a standalone entry point for testing without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from ksched.sim.cluster import SimCluster
+from ksched.sim.config import SimConfig
+from ksched.sim.faults import FaultConfig
+from ksched.sim.workloads import load_template
+
+
+def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``serve`` on the ``sim`` command's sub-parsers; returns the new parser."""
+    p: argparse.ArgumentParser = sim_subparsers.add_parser(
+        "serve",
+        help="run an in-memory Kubernetes API server with simulated nodes",
+        description="Serve an embedded Kubernetes API over plain HTTP on 127.0.0.1 until interrupted.",
+    )
+    p.add_argument("--nodes", type=int, default=0, help="nodes to create at start (default 0)")
+    p.add_argument("--node-template", type=Path, help="Node manifest (YAML/JSON) used for --nodes")
+    p.add_argument("--zones", type=int, default=0, help="spread nodes over this many zones (default 0)")
+    p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one)")
+    p.add_argument("--address", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--kubeconfig-out", type=Path, help="write a kubeconfig for this server here")
+    p.add_argument("--faults", help="fault configuration: JSON text or a path to a JSON file")
+    p.add_argument("--seed", type=int, default=0, help="seed for uids, names and faults (default 0)")
+    p.add_argument("--history-window", type=int, default=10_000, help="watch events kept per resource")
+    p.set_defaults(func=run_serve)
+    return p
+
+
+def _faults(text: str | None, seed: int) -> FaultConfig | None:
+    if not text:
+        return None
+    path = Path(text)
+    raw = path.read_text() if not text.lstrip().startswith("{") and path.exists() else text
+    data = json.loads(raw)
+    data.setdefault("seed", seed)
+    return FaultConfig.from_dict(data)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Start the server, print its URL, block until SIGINT/SIGTERM; 0 on a clean stop, 2 on bad input."""
+    try:
+        faults = _faults(args.faults, args.seed)
+        template = load_template(args.node_template) if args.node_template else None
+    except (OSError, ValueError) as exc:
+        print(f"ksched sim: {exc}", file=sys.stderr)
+        return 2
+    config = SimConfig(
+        host=args.address,
+        port=args.port,
+        seed=args.seed,
+        history_window=getattr(args, "history_window", 10_000),
+    )
+    cluster = SimCluster(config, faults=faults)
+    if args.nodes:
+        cluster.add_nodes(args.nodes, template, getattr(args, "zones", 0))
+    return asyncio.run(_serve(cluster, args.kubeconfig_out))
+
+
+async def _serve(cluster: SimCluster, kubeconfig: Path | None) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    url = await cluster.start_async()
+    print(f"ksched sim: serving on {url}", flush=True)
+    if kubeconfig is not None:
+        cluster.write_kubeconfig(kubeconfig)
+        print(f"ksched sim: kubeconfig written to {kubeconfig}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await cluster.stop_async()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone ``sim`` command with the ``serve`` subcommand (for use without ksched/cli.py)."""
+    parser = argparse.ArgumentParser(prog="ksched sim")
+    subs = parser.add_subparsers(dest="command", required=True)
+    add_serve_parser(subs)
+    args = parser.parse_args(argv)
+    return int(args.func(args))

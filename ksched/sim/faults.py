@@ -1,0 +1,215 @@
+"""Fault injection and the binding audit log.
+
+A :class:`FaultConfig` is plain JSON-able data, so the same document comes from ``--faults`` on the
+command line, ``PUT /admin/faults`` at run time, or Python::
+
+    {
+      "seed": 7,
+      "latency":  [{"verb": "create", "resource": "pods/binding", "ms": 5, "jitter_ms": 2}],
+      "errors":   [{"verb": "*", "resource": "pods", "code": 429, "rate": 0.05, "retry_after_s": 1},
+                   {"verb": "list", "resource": "*", "code": 503, "rate": 0.01}],
+      "watch_drop_every": 0,      # close each watch stream after this many events (0: never)
+      "watch_drop_rate": 0.0,     # or with this probability per event sent
+      "binding_conflict_rate": 0.0  # refuse this fraction of valid bindings with 409
+    }
+
+``verb`` is one of list, watch, get, create, update, patch, delete (or ``*``); ``resource`` is a
+plural, optionally with a subresource (``pods/binding``), or ``*``. All randomness comes from one
+``random.Random(seed)`` so a run can be replayed (given the same request order).
+
+The :class:`AuditLog` records every binding the server accepted or refused, with a sequence number,
+so tests can prove that no pod was bound twice.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ksched.sim._clock import Clock, SystemClock
+
+VERBS = ("list", "watch", "get", "create", "update", "patch", "delete", "deletecollection")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyRule:
+    verb: str = "*"
+    resource: str = "*"
+    ms: float = 0.0
+    """Added before the request is handled, in milliseconds."""
+    jitter_ms: float = 0.0
+    """Uniform extra delay in [0, jitter_ms)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorRule:
+    verb: str = "*"
+    resource: str = "*"
+    code: int = 500
+    """429, 500 or 503 (any 4xx/5xx is accepted)."""
+    rate: float = 0.0
+    """Probability per matching request, 0..1."""
+    retry_after_s: int = 1
+    """Retry-After header value sent with 429 and 503."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FaultConfig:
+    """Everything the injector can do; the default injects nothing."""
+
+    seed: int = 0
+    latency: tuple[LatencyRule, ...] = ()
+    errors: tuple[ErrorRule, ...] = ()
+    watch_drop_every: int = 0
+    watch_drop_rate: float = 0.0
+    binding_conflict_rate: float = 0.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FaultConfig:
+        """Build from JSON; unknown keys and out-of-range values raise ValueError naming the field."""
+        known = {"seed", "latency", "errors", "watch_drop_every", "watch_drop_rate", "binding_conflict_rate"}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"faults: unknown keys {sorted(unknown)}; known: {sorted(known)}")
+        try:
+            latency = tuple(LatencyRule(**r) for r in data.get("latency", ()))
+            errors = tuple(ErrorRule(**r) for r in data.get("errors", ()))
+        except TypeError as exc:
+            raise ValueError(f"faults: bad rule: {exc}") from exc
+        for i, e in enumerate(errors):
+            if not 0.0 <= e.rate <= 1.0:
+                raise ValueError(f"faults.errors[{i}].rate: {e.rate!r} not in [0, 1]")
+            if not 400 <= e.code <= 599:
+                raise ValueError(f"faults.errors[{i}].code: {e.code!r} not an HTTP error code")
+        cfg = cls(
+            seed=int(data.get("seed", 0)),
+            latency=latency,
+            errors=errors,
+            watch_drop_every=int(data.get("watch_drop_every", 0)),
+            watch_drop_rate=float(data.get("watch_drop_rate", 0.0)),
+            binding_conflict_rate=float(data.get("binding_conflict_rate", 0.0)),
+        )
+        for name in ("watch_drop_rate", "binding_conflict_rate"):
+            if not 0.0 <= getattr(cfg, name) <= 1.0:
+                raise ValueError(f"faults.{name}: {getattr(cfg, name)!r} not in [0, 1]")
+        return cfg
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["latency"] = [asdict(r) for r in self.latency]
+        d["errors"] = [asdict(r) for r in self.errors]
+        return d
+
+
+def _match(rule_verb: str, rule_res: str, verb: str, resource: str) -> bool:
+    return (rule_verb in ("*", verb)) and (rule_res in ("*", resource))
+
+
+class FaultInjector:
+    """Decides, per request, the delay and the injected error (if any). Thread-safe."""
+
+    def __init__(self, config: FaultConfig | None = None) -> None:
+        self._lock = threading.Lock()
+        self.configure(config or FaultConfig())
+
+    def configure(self, config: FaultConfig) -> None:
+        """Replace the configuration and reseed the random generator."""
+        with self._lock:
+            self.config = config
+            self._rng = random.Random(config.seed)
+
+    @property
+    def active(self) -> bool:
+        c = self.config
+        return bool(
+            c.latency or c.errors or c.watch_drop_every or c.watch_drop_rate or c.binding_conflict_rate
+        )
+
+    def delay_s(self, verb: str, resource: str) -> float:
+        total = 0.0
+        with self._lock:
+            for r in self.config.latency:
+                if _match(r.verb, r.resource, verb, resource):
+                    total += r.ms + (self._rng.random() * r.jitter_ms if r.jitter_ms else 0.0)
+        return total / 1000.0
+
+    def error(self, verb: str, resource: str) -> ErrorRule | None:
+        with self._lock:
+            for r in self.config.errors:
+                if _match(r.verb, r.resource, verb, resource) and self._rng.random() < r.rate:
+                    return r
+        return None
+
+    def conflict_binding(self) -> bool:
+        rate = self.config.binding_conflict_rate
+        if rate <= 0.0:
+            return False
+        with self._lock:
+            return self._rng.random() < rate
+
+    def drop_watch(self, sent: int) -> bool:
+        """Whether to close a watch stream after it has sent ``sent`` events."""
+        c = self.config
+        if c.watch_drop_every and sent and sent % c.watch_drop_every == 0:
+            return True
+        if c.watch_drop_rate > 0.0:
+            with self._lock:
+                return self._rng.random() < c.watch_drop_rate
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class BindingRecord:
+    """One binding request the server decided on."""
+
+    seq: int
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    result: str
+    """``bound``, ``conflict`` (already bound or uid mismatch), ``injected-conflict``, ``not-found``."""
+    code: int
+    timestamp: float
+
+
+@dataclass
+class AuditLog:
+    """Append-only record of bindings; read it from tests via :meth:`records` or ``GET /admin/audit``."""
+
+    clock: Clock = field(default_factory=SystemClock)
+    _records: list[BindingRecord] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, namespace: str, name: str, uid: str, node: str, result: str, code: int) -> BindingRecord:
+        with self._lock:
+            rec = BindingRecord(
+                len(self._records) + 1, namespace, name, uid, node, result, code, self.clock.now()
+            )
+            self._records.append(rec)
+            return rec
+
+    def records(self, since_seq: int = 0) -> list[BindingRecord]:
+        with self._lock:
+            return self._records[since_seq:]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def bound(self) -> dict[str, list[BindingRecord]]:
+        """Accepted bindings grouped by pod uid."""
+        out: dict[str, list[BindingRecord]] = {}
+        for r in self.records():
+            if r.result == "bound":
+                out.setdefault(r.uid, []).append(r)
+        return out
+
+    def double_bindings(self) -> list[list[BindingRecord]]:
+        """Pods (by uid) that were bound more than once; must be empty."""
+        return [recs for recs in self.bound().values() if len(recs) > 1]
+
+    def to_json(self, since_seq: int = 0) -> dict[str, Any]:
+        return {"items": [asdict(r) for r in self.records(since_seq)]}

@@ -1,0 +1,212 @@
+"""Node and pod generators shaped like upstream's scheduler_perf cases.
+
+The defaults are scheduler_perf's ``node-default.yaml`` (capacity pods 110, cpu 4, memory 32Gi) and
+``pod-default.yaml`` (one pause container requesting cpu 100m, memory 500Mi). Templates are plain
+dicts (a Node or Pod manifest); the small builders below add the traits the perf cases vary: zones,
+labels, taints, extended resources, tolerations, node selectors, pod (anti-)affinity and topology
+spread. Generated objects are fresh dicts, safe to hand to :meth:`Store.create` with ``copy=False``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+Obj = dict[str, Any]
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def node_template(
+    *,
+    cpu: str = "4",
+    memory: str = "32Gi",
+    pods: str = "110",
+    labels: dict[str, str] | None = None,
+    taints: list[Obj] | None = None,
+    extended: dict[str, str] | None = None,
+) -> Obj:
+    """A Node manifest; ``extended`` adds resources such as ``{"example.com/gpu": "8"}``."""
+    capacity = {"cpu": cpu, "memory": memory, "pods": pods, **(extended or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"labels": dict(labels or {})},
+        "spec": {"taints": list(taints)} if taints else {},
+        "status": {
+            "capacity": capacity,
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "phase": "Running",
+        },
+    }
+
+
+DEFAULT_NODE: Obj = node_template()
+
+
+def pod_template(
+    *,
+    cpu: str | None = "100m",
+    memory: str | None = "500Mi",
+    labels: dict[str, str] | None = None,
+    extended: dict[str, str] | None = None,
+    node_selector: dict[str, str] | None = None,
+    tolerations: list[Obj] | None = None,
+    affinity: Obj | None = None,
+    topology_spread: list[Obj] | None = None,
+    priority: int | None = None,
+    scheduler_name: str | None = None,
+) -> Obj:
+    """A Pod manifest with one pause container; ``None`` for cpu/memory means no request."""
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    requests.update(extended or {})
+    spec: Obj = {
+        "containers": [
+            {
+                "name": "pause",
+                "image": "registry.k8s.io/pause:3.10",
+                "ports": [{"containerPort": 80}],
+                "resources": {"requests": dict(requests), "limits": dict(requests)},
+            }
+        ],
+    }
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    if tolerations:
+        spec["tolerations"] = list(tolerations)
+    if affinity:
+        spec["affinity"] = affinity
+    if topology_spread:
+        spec["topologySpreadConstraints"] = list(topology_spread)
+    if priority is not None:
+        spec["priority"] = priority
+    if scheduler_name:
+        spec["schedulerName"] = scheduler_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": dict(labels or {})}, "spec": spec}
+
+
+DEFAULT_POD: Obj = pod_template()
+
+
+def pod_affinity_term(labels: dict[str, str], topology_key: str = HOSTNAME_LABEL) -> Obj:
+    return {"labelSelector": {"matchLabels": dict(labels)}, "topologyKey": topology_key}
+
+
+def anti_affinity(
+    labels: dict[str, str], topology_key: str = HOSTNAME_LABEL, *, required: bool = True
+) -> Obj:
+    """``affinity`` with podAntiAffinity against pods carrying ``labels`` (scheduler_perf's anti-affinity)."""
+    term = pod_affinity_term(labels, topology_key)
+    if required:
+        return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]
+        }
+    }
+
+
+def affinity(labels: dict[str, str], topology_key: str = ZONE_LABEL, *, required: bool = True) -> Obj:
+    """``affinity`` with podAffinity towards pods carrying ``labels``."""
+    term = pod_affinity_term(labels, topology_key)
+    if required:
+        return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]
+        }
+    }
+
+
+def spread(
+    labels: dict[str, str],
+    topology_key: str = ZONE_LABEL,
+    *,
+    max_skew: int = 1,
+    when_unsatisfiable: str = "DoNotSchedule",
+) -> Obj:
+    """One topologySpreadConstraint over pods carrying ``labels``."""
+    return {
+        "maxSkew": max_skew,
+        "topologyKey": topology_key,
+        "whenUnsatisfiable": when_unsatisfiable,
+        "labelSelector": {"matchLabels": dict(labels)},
+    }
+
+
+def _copier(template: Obj) -> Any:
+    raw = orjson.dumps(template)
+    return lambda: orjson.loads(raw)
+
+
+def make_nodes(
+    count: int, template: Obj | None = None, zones: int = 0, *, name_prefix: str = "node-", start: int = 0
+) -> list[Obj]:
+    """``count`` Nodes named ``{name_prefix}{i}`` with hostname/os/arch labels, allocatable = capacity,
+    a Ready condition and, if ``zones`` > 0, round-robin ``topology.kubernetes.io/zone`` labels."""
+    copy = _copier(template or DEFAULT_NODE)
+    out = []
+    for i in range(start, start + count):
+        node = copy()
+        name = f"{name_prefix}{i}"
+        meta = node.setdefault("metadata", {})
+        meta.pop("generateName", None)
+        meta["name"] = name
+        labels = meta.setdefault("labels", {})
+        labels.setdefault(HOSTNAME_LABEL, name)
+        labels.setdefault("kubernetes.io/os", "linux")
+        labels.setdefault("kubernetes.io/arch", "amd64")
+        if zones > 0:
+            labels[ZONE_LABEL] = f"zone-{i % zones}"
+            labels.setdefault(REGION_LABEL, "region-1")
+        status = node.setdefault("status", {})
+        capacity = status.setdefault("capacity", dict(DEFAULT_NODE["status"]["capacity"]))
+        status.setdefault("allocatable", dict(capacity))
+        status.setdefault("conditions", [{"type": "Ready", "status": "True"}])
+        status.setdefault(
+            "addresses",
+            [
+                {"type": "InternalIP", "address": f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"},
+                {"type": "Hostname", "address": name},
+            ],
+        )
+        status.setdefault(
+            "nodeInfo",
+            {"kubeletVersion": "v1.35.0-ksched", "architecture": "amd64", "operatingSystem": "linux"},
+        )
+        out.append(node)
+    return out
+
+
+def make_pods(
+    count: int,
+    template: Obj | None = None,
+    namespace: str = "default",
+    name_prefix: str = "pod-",
+    *,
+    start: int = 0,
+) -> list[Obj]:
+    """``count`` Pods named ``{name_prefix}{i}`` in ``namespace``, unbound (no spec.nodeName)."""
+    copy = _copier(template or DEFAULT_POD)
+    out = []
+    for i in range(start, start + count):
+        pod = copy()
+        meta = pod.setdefault("metadata", {})
+        meta.pop("generateName", None)
+        meta["name"] = f"{name_prefix}{i}"
+        meta["namespace"] = namespace
+        out.append(pod)
+    return out
+
+
+def load_template(path: str | Path) -> Obj:
+    """Read a YAML or JSON manifest (e.g. upstream's node-default.yaml)."""
+    data = yaml.safe_load(Path(path).read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a single manifest (a mapping), got {type(data).__name__}")
+    return data

@@ -1,0 +1,92 @@
+"""Unit tests for the sim's pure parts: selectors, patches, the store's versioning and history."""
+
+from __future__ import annotations
+
+import pytest
+
+from ksched.sim._patch import json_patch, merge_patch, strategic_merge_patch
+from ksched.sim._selectors import match_label_selector, parse_field_selector, parse_label_selector
+from ksched.sim._status import StatusError
+from ksched.sim.store import Store
+from ksched.sim.workloads import ZONE_LABEL, make_nodes, make_pods
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "expected"),
+    [
+        pytest.param("a=1", {"a": "1"}, True, id="equals"),
+        pytest.param("a!=1", {}, True, id="not equals matches missing key"),
+        pytest.param("a in (1, 2),b", {"a": "2", "b": ""}, True, id="in and exists"),
+        pytest.param("a notin (1)", {"a": "1"}, False, id="notin"),
+        pytest.param("!a", {"a": "x"}, False, id="does not exist"),
+        pytest.param("", {"a": "x"}, True, id="empty matches all"),
+    ],
+)
+def test_label_selector(selector: str, labels: dict[str, str], expected: bool) -> None:
+    pred = parse_label_selector(selector)
+    assert (pred is None or pred(labels)) is expected
+
+
+def test_field_selector_missing_field_is_empty() -> None:
+    pred = parse_field_selector("spec.nodeName=,status.phase!=Failed")
+    assert pred is not None and pred({"spec": {}, "status": {"phase": "Pending"}})
+    with pytest.raises(StatusError):
+        parse_field_selector("nonsense")
+
+
+def test_label_selector_object() -> None:
+    sel = {
+        "matchLabels": {"app": "x"},
+        "matchExpressions": [{"key": "t", "operator": "NotIn", "values": ["a"]}],
+    }
+    assert match_label_selector(sel, {"app": "x"})
+    assert not match_label_selector(sel, {"app": "x", "t": "a"})
+    assert not match_label_selector(None, {})
+
+
+def test_patches() -> None:
+    assert merge_patch({"a": {"b": 1, "c": 2}}, {"a": {"b": None, "d": 3}}) == {"a": {"c": 2, "d": 3}}
+    cur = {"conditions": [{"type": "A", "status": "False"}, {"type": "B", "status": "True"}]}
+    out = strategic_merge_patch(
+        cur,
+        {
+            "conditions": [{"type": "A", "status": "True"}, {"type": "C"}],
+            "$setElementOrder/conditions": [{"type": "A"}],
+        },
+    )
+    assert out["conditions"] == [
+        {"type": "A", "status": "True"},
+        {"type": "B", "status": "True"},
+        {"type": "C"},
+    ]
+    gone = strategic_merge_patch(cur, {"conditions": [{"type": "B", "$patch": "delete"}]})
+    assert gone["conditions"] == [{"type": "A", "status": "False"}]
+    assert json_patch({"a": [1]}, [{"op": "add", "path": "/a/-", "value": 2}]) == {"a": [1, 2]}
+
+
+def test_store_versions_and_history_window() -> None:
+    store = Store(history_window=3)
+    made = [store.create("pods", p) for p in make_pods(5)]
+    rvs = [int(p["metadata"]["resourceVersion"]) for p in made]
+    assert rvs == [1, 2, 3, 4, 5]
+    assert [e.rv for e in store.events_since(store.table("pods").rtype, 2)] == [3, 4, 5]
+    with pytest.raises(StatusError) as err:
+        store.events_since(store.table("pods").rtype, 1)
+    assert err.value.code == 410
+    stale = made[0]
+    store.update("pods", {**stale, "metadata": {**stale["metadata"], "labels": {"x": "1"}}})
+    with pytest.raises(StatusError) as err:
+        store.update("pods", {**stale, "metadata": {**stale["metadata"], "labels": {"x": "2"}}})
+    assert err.value.code == 409
+    assert store.get("pods", "pod-0", "default")["metadata"]["labels"] == {"x": "1"}
+    # a no-op write does not bump the version
+    before = store.rv
+    store.mutate("pods", "pod-1", "default", lambda p: dict(p))
+    assert store.rv == before
+
+
+def test_make_nodes_zones_and_defaults() -> None:
+    nodes = make_nodes(4, zones=2)
+    assert [n["metadata"]["labels"][ZONE_LABEL] for n in nodes] == ["zone-0", "zone-1", "zone-0", "zone-1"]
+    assert nodes[0]["status"]["allocatable"] == {"cpu": "4", "memory": "32Gi", "pods": "110"}
+    assert nodes[3]["metadata"]["labels"]["kubernetes.io/hostname"] == "node-3"

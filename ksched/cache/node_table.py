@@ -29,7 +29,7 @@ import numpy as np
 from ksched.cache.interning import Interner
 from ksched.model.node import Node
 from ksched.model.resources import ResourceColumns
-from ksched.model.selectors import Taint
+from ksched.model.selectors import Taint, parse_go_int64
 
 HARD_TAINT_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 _INITIAL_ROWS = 64
@@ -218,14 +218,10 @@ class NodeTable:
         for row in range(self.n_rows):
             node = self.nodes[row]
             text = node.labels.get(key) if node is not None else None
-            if text is not None:
-                try:
-                    parsed = int(text, 10)
-                except ValueError:
-                    continue
-                if -(2**63) <= parsed < 2**63:
-                    values[row] = parsed
-                    ok[row] = True
+            parsed = parse_go_int64(text) if text is not None else None
+            if parsed is not None:
+                values[row] = parsed
+                ok[row] = True
         self._int_label_cache[key] = (self.generation, values, ok)
         return values, ok
 

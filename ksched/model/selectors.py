@@ -7,6 +7,7 @@ readable reference that the vectorized plugins are tested against.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -155,11 +156,21 @@ def parse_toleration(raw: Any, obj: str, field: str) -> Toleration:
     )
 
 
-def _parse_int_label(text: str) -> int | None:
-    try:
-        return int(text, 10)
-    except ValueError:
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_go_int64(text: str) -> int | None:
+    """Go's ``strconv.ParseInt(s, 10, 64)``: ASCII digits with an optional sign, within int64.
+
+    Python's ``int()`` also accepts ``1_0``, spaces and non-ASCII digits, which Go rejects.
+    """
+    if not _GO_INT.fullmatch(text):
         return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+_parse_int_label = parse_go_int64
 
 
 def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:

@@ -1,0 +1,66 @@
+"""NodePorts filter over every node at once, on the cache's sparse host-port index.
+
+Few pods want host ports, so the plugin asks the :class:`~ksched.cache.sparse.PortIndex` which rows
+clash with each wanted port (upstream ``HostPortInfo.CheckConflict``) and fails exactly those rows.
+Ports the pod wants twice itself are not checked against each other, as upstream.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework import names
+from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, FilterResult, PreFilterResult, Status
+from ksched.framework.registry import Handle
+from ksched.model.pod import Pod
+
+NAME: Final = names.NODE_PORTS
+ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+
+
+class NodePorts:
+    """PreFilter skips pods without host ports; Filter fails (Unschedulable) nodes where one is taken."""
+
+    name = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache
+    ) -> tuple[PreFilterResult | None, Status]:
+        # pod.host_ports holds only hostPort > 0 from regular and sidecar containers (upstream GetHostPorts).
+        if not pod.host_ports:
+            return None, SKIP
+        return None, SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+        if not pod.host_ports or not cluster.ports:
+            return FilterResult.all_pass()
+        clashing: set[int] = set()
+        for wanted in pod.host_ports:
+            clashing |= cluster.ports.conflicting_rows(wanted)
+        n = cluster.nodes.n_rows
+        rows = [r for r in clashing if 0 <= r < n]
+        if not rows:
+            return FilterResult.all_pass()
+        fails = np.zeros(n, dtype=np.bool_)
+        fails[rows] = True
+        return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
+
+    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+        """The first wanted host port that is taken on the node."""
+        for wanted in pod.host_ports:
+            if row in cluster.ports.conflicting_rows(wanted):
+                return f"host port {wanted.protocol}/{wanted.host_ip}:{wanted.port} is already in use"
+        return None
+
+
+def new(args: Any, handle: Handle) -> NodePorts:
+    return NodePorts()
+
+
+if TYPE_CHECKING:
+    from ksched.framework.interface import FilterPlugin, PreFilterPlugin
+
+    _conforms: tuple[PreFilterPlugin, FilterPlugin] = (NodePorts(), NodePorts())

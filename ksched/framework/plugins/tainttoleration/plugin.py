@@ -1,0 +1,120 @@
+"""TaintToleration filter and score over every node at once, on the node table's taint bitsets.
+
+Every distinct taint in the cluster has an interned id; a node's taints are a ``uint64`` bitset
+(``NodeTable.taint_bits``). A pod's tolerations become one bitset of the taint ids they tolerate, so
+the filter is ``any(node_bits & hard & ~tolerated)`` per row and the score is a popcount. API
+validation forbids two taints with the same key and effect on one node, so a bitset loses nothing
+against upstream's walk over ``node.spec.taints``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from ksched.cache.cluster import ClusterCache
+from ksched.cache.node_table import HARD_TAINT_EFFECTS
+from ksched.framework import names
+from ksched.framework.interface import SUCCESS, Code, CycleState, FilterResult, Scores, Status
+from ksched.framework.normalize import default_normalize_score
+from ksched.framework.registry import Handle
+from ksched.model.pod import Pod
+from ksched.model.selectors import Taint, Toleration
+
+NAME: Final = names.TAINT_TOLERATION
+ERR_REASON_NOT_MATCH: Final = "node(s) had untolerated taint(s)"
+"""v1.35 text (upstream PR #134740); older releases named the taint, which ``explain_row`` still does."""
+PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
+PRE_SCORE_STATE_KEY: Final = f"PreScore{NAME}"
+
+
+def _tolerated_bits(cluster: ClusterCache, tolerations: Sequence[Toleration]) -> np.ndarray:
+    """Bitset of interned taints that at least one of ``tolerations`` tolerates."""
+
+    def tolerated(taint: Taint) -> bool:
+        return any(t.tolerates(taint) for t in tolerations)
+
+    return cluster.nodes.tolerated_mask(tolerated)
+
+
+def _popcount_rows(words: np.ndarray) -> np.ndarray:
+    """Number of set bits per row of a 2-D ``uint64`` array, as ``int64``."""
+    counter = getattr(np, "bitwise_count", None)
+    if counter is not None:
+        return counter(words).sum(axis=1, dtype=np.int64)  # type: ignore[no-any-return]
+    as_bytes = np.ascontiguousarray(words).view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1).sum(axis=1, dtype=np.int64)
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
+    """Upstream ``getAllTolerationPreferNoSchedule``: tolerations with an empty or PreferNoSchedule effect."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+class TaintToleration:
+    """Filter: untolerated NoSchedule/NoExecute taint → UnschedulableAndUnresolvable.
+
+    Score: count of untolerated PreferNoSchedule taints, normalized in reverse (fewer is better).
+    """
+
+    name = NAME
+    scores_in_range = True
+
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+        nodes = cluster.nodes
+        hard = nodes.taint_mask(HARD_TAINT_EFFECTS)
+        if not hard.any():
+            return FilterResult.all_pass()
+        untolerated = hard & ~_tolerated_bits(cluster, pod.tolerations)
+        if not untolerated.any():
+            return FilterResult.all_pass()
+        fails = np.any(nodes.taint_bits[: nodes.n_rows] & untolerated, axis=1)
+        return FilterResult.from_mask(fails, ERR_REASON_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+        """The first untolerated hard taint in the node's spec order (what releases before 1.35 printed)."""
+        node = cluster.nodes.nodes[row]
+        if node is None:
+            return None
+        for taint in node.taints:
+            if taint.effect in HARD_TAINT_EFFECTS and not any(t.tolerates(taint) for t in pod.tolerations):
+                return f"untolerated taint {{{taint.key}: {taint.value}}}"
+        return None
+
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+        """Keep the tolerations that can matter for PreferNoSchedule taints; never skips, as upstream."""
+        state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+        tolerations = state.read(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            tolerations = prefer_no_schedule_tolerations(pod.tolerations)
+        nodes = cluster.nodes
+        soft = nodes.taint_mask((PREFER_NO_SCHEDULE,))
+        if not soft.any():
+            return 0
+        untolerated = soft & ~_tolerated_bits(cluster, tolerations)
+        if not untolerated.any():
+            return 0
+        return _popcount_rows(nodes.taint_bits[: nodes.n_rows] & untolerated)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores, feasible: np.ndarray) -> Scores:
+        return default_normalize_score(scores, feasible, reverse=True)
+
+
+def new(args: Any, handle: Handle) -> TaintToleration:
+    return TaintToleration()
+
+
+if TYPE_CHECKING:
+    from ksched.framework.interface import FilterPlugin, NormalizeScorePlugin, PreScorePlugin, ScorePlugin
+
+    _conforms: tuple[FilterPlugin, PreScorePlugin, ScorePlugin, NormalizeScorePlugin] = (
+        TaintToleration(),
+        TaintToleration(),
+        TaintToleration(),
+        TaintToleration(),
+    )

@@ -11,11 +11,15 @@ last axis and of the exact dtype named in ``ksched/_fast/_types.pxd``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from types import ModuleType
+from typing import TypeVar
 
 import numpy as np
 
 log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., object])
 
 _fast: ModuleType | None = None
 _tried = False
@@ -48,6 +52,21 @@ def use_compiled(enabled: bool) -> None:
         _fast = None
 
 
+def dispatch(name: str, reference: F) -> F:
+    """The compiled kernel ``name`` when the extension is built (and enabled), else ``reference``.
+
+    Plugins keep their numpy references and ask here on every call, so :func:`use_compiled`
+    switches paths immediately and no plugin module imports :mod:`ksched._fast`. The compiled
+    kernel takes the same arguments as the reference; callers pass C-contiguous arrays of the
+    exact dtypes named in ``ksched/_fast/_types.pxd``.
+    """
+    fast = _fast if _tried else compiled()
+    if fast is None:
+        return reference
+    fn = getattr(fast, name, None)
+    return reference if fn is None else fn  # type: ignore[no-any-return]
+
+
 # --------------------------------------------------------------------------- selection
 def select_best_ref(total: np.ndarray, feasible: np.ndarray, u: float) -> int:
     """Row of the highest ``total`` among ``feasible`` rows; ties broken by ``u`` in [0, 1).
@@ -65,8 +84,13 @@ def select_best_ref(total: np.ndarray, feasible: np.ndarray, u: float) -> int:
 
 
 def select_best(total: np.ndarray, feasible: np.ndarray, u: float) -> int:
-    fast = compiled()
-    if fast is not None and hasattr(fast, "select_best"):
+    """:func:`select_best_ref`, compiled when available (one pass for the maximum, one to pick)."""
+    fast = _fast if _tried else compiled()
+    if fast is not None:
+        if total.dtype != np.int64 or not total.flags.c_contiguous:
+            total = np.ascontiguousarray(total, dtype=np.int64)
+        if not feasible.flags.c_contiguous:
+            feasible = np.ascontiguousarray(feasible)
         return int(fast.select_best(total, feasible.view(np.uint8), u))
     return select_best_ref(total, feasible, u)
 

@@ -1,0 +1,40 @@
+# Contract of the resource kernels (ksched/_fast/kernels.pyx).
+#
+# Every function works on ONE row of the node table; the def wrappers in kernels.pyx loop them over
+# rows [0, n). Arrays are C-contiguous along the last axis and of the exact dtypes in _types.pxd;
+# the Python side (ksched.framework.kernels and the noderesources plugin) checks that once.
+#
+# Integer arithmetic follows Go's int64 semantics exactly, because upstream computes in Go:
+# products and sums wrap around in two's complement (done through uint64 casts, which C defines,
+# instead of signed overflow, which C leaves undefined) and division truncates toward zero
+# (cdivision=True; every divisor is known to be > 0).
+#
+# Resource specs are parallel arrays over the resources one plugin looks at:
+#   cols[j]  column in alloc/req (-1: no node has that resource, alloc = requested = 0)
+#   src[j]   where the node's requested amount comes from: 0 = req[row, cols[j]],
+#            1 = nz[row, 0] (non-zero cpu), 2 = nz[row, 1] (non-zero memory)
+#   pod[j]   the pod's request for that resource, w[j] its weight
+
+from ksched._fast._types cimport i64, u64, u8, f64
+
+cdef enum:
+    LEAST_ALLOCATED = 0
+    MOST_ALLOCATED = 1
+    REQUESTED_TO_CAPACITY_RATIO = 2
+
+# Speed-driven choice: the row functions take raw pointers (a row of alloc/req/nz, and the spec
+# arrays with their length) rather than memoryviews, because passing a memoryview to a cdef
+# function costs an atomic acquisition-count update per call, which dominated the sweep.
+
+cdef u64 fit_bits_row(const i64* alloc, const i64* req, i64 allowed, i64 count,
+                      const i64* cols, const i64* pod, Py_ssize_t k) noexcept nogil
+
+cdef i64 resource_score_row(const i64* alloc, const i64* req, const i64* nz,
+                            const i64* cols, const i64* src, const i64* pod, const i64* w, Py_ssize_t k,
+                            int strategy, const i64* shape_u, const i64* shape_s,
+                            Py_ssize_t m) noexcept nogil
+
+cdef i64 balanced_score_row(const i64* alloc, const i64* req, const i64* cols, const i64* pod,
+                            Py_ssize_t k) noexcept nogil
+
+cdef Py_ssize_t select_best_rows(const i64* total, const u8* feasible, Py_ssize_t n, double u) noexcept nogil

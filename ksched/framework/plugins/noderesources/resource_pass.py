@@ -1,0 +1,296 @@
+"""The one sweep over the node table that NodeResourcesFit and BalancedAllocation share.
+
+Both plugins read the same columns (allocatable, requested, non-zero requested) of the same rows,
+so when a profile enables both, their factories attach to one :class:`ResourcePass` kept in
+``handle.shared``; the first plugin that needs a result in a cycle runs one kernel computing the
+Fit failure bits, the Fit score and the BalancedAllocation score for every row, and memoizes it in
+the cycle's :class:`CycleState`. Either plugin alone still works: the pass then computes only the
+parts that are attached.
+
+Results are computed when Fit's Filter runs, i.e. before the runtime knows which rows are
+feasible; scores at infeasible rows are computed but ignored, which costs less than a second sweep.
+
+The pod-dependent inputs (which columns to check, the pod's requests per column) are a
+:class:`PodSpec`, built in Python once per distinct request shape and cached, because building it
+costs more than the sweep itself for a 1,000-node cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework import kernels, names
+from ksched.framework.interface import Code, CycleState
+from ksched.framework.plugins.noderesources.scoring import (
+    MAX_FILTER_RESOURCES,
+    REQUESTED_TO_CAPACITY_RATIO,
+    SRC_NONZERO_CPU,
+    SRC_NONZERO_MEMORY,
+    SRC_REQUESTED,
+    fused_resources_ref,
+)
+from ksched.model.pod import Pod
+from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY, is_extended, is_hugepages
+
+SHARED_KEY: Final = "noderesources.ResourcePass"
+STATE_KEY: Final = f"{names.NODE_RESOURCES_FIT}.resources"
+SPEC_CACHE_SIZE: Final = 512
+ERR_REASON_TOO_MANY_PODS: Final = "Too many pods"
+_EMPTY = np.zeros(0, dtype=np.int64)
+_EMPTY.flags.writeable = False
+
+
+def is_scalar(name: str) -> bool:
+    """Upstream ``IsScalarResourceName``: extended, hugepages, ``*kubernetes.io/*`` or attachable volumes.
+
+    Only these (besides cpu, memory, ephemeral-storage) exist in upstream's NodeInfo resources; any
+    other name is invisible to both Filter and Score.
+    """
+    return (
+        is_extended(name)
+        or is_hugepages(name)
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )
+
+
+def insufficient(name: str) -> str:
+    """Upstream's ``fmt.Sprintf("Insufficient %v", rName)``."""
+    return f"Insufficient {name}"
+
+
+def _arr(values: list[int]) -> np.ndarray:
+    out = np.array(values, dtype=np.int64) if values else _EMPTY
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class FitConfig:
+    """NodeResourcesFit's validated args, in the shapes the kernel wants."""
+
+    ignored_resources: frozenset[str]
+    ignored_groups: frozenset[str]
+    strategy: int
+    resources: tuple[tuple[str, int], ...]
+    shape_u: np.ndarray
+    shape_s: np.ndarray
+    """Shape scores already multiplied by 10 (``MaxNodeScore / MaxCustomPriorityScore``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodSpec:
+    """One pod's kernel inputs, per plugin part (see ``ksched/_fast/kernels.pxd``)."""
+
+    fcols: np.ndarray
+    fpod: np.ndarray
+    fnames: tuple[str, ...]
+    """Resource checked by filter slot j (for explain)."""
+    reasons: tuple[str, ...]
+    codes: tuple[Code, ...]
+    scols: np.ndarray
+    ssrc: np.ndarray
+    spod: np.ndarray
+    sw: np.ndarray
+    bcols: np.ndarray
+    bpod: np.ndarray
+    best_effort: bool
+    """All of the pod's actual requests for BalancedAllocation's resources are 0: it skips."""
+
+
+@dataclass(frozen=True, slots=True)
+class PassResult:
+    bits: np.ndarray | None
+    fit: np.ndarray | None
+    fit_in_range: bool
+    balanced: np.ndarray | None
+    balanced_in_range: bool
+
+
+class ResourcePass:
+    """Builds pod specs and runs the fused kernel for whichever of the two plugins attached."""
+
+    def __init__(self) -> None:
+        self.fit: FitConfig | None = None
+        self.balanced: tuple[str, ...] | None = None
+        self._specs: dict[tuple[Any, ...], PodSpec] = {}
+
+    def attach_fit(self, config: FitConfig) -> None:
+        self.fit = config
+        self._specs.clear()
+
+    def attach_balanced(self, resources: tuple[str, ...]) -> None:
+        self.balanced = resources
+        self._specs.clear()
+
+    # ------------------------------------------------------------------ pod specs
+    def spec(self, pod: Pod, cluster: ClusterCache) -> PodSpec:
+        """The pod's kernel inputs; cached by request shape and the cluster's column layout."""
+        width = cluster.nodes.allocatable.shape[1]
+        key = (
+            tuple(pod.requests.items()),
+            pod.nonzero_cpu,
+            pod.nonzero_memory,
+            len(cluster.resources),
+            width,
+        )
+        spec = self._specs.get(key)
+        if spec is None:
+            if len(self._specs) >= SPEC_CACHE_SIZE:
+                self._specs.clear()
+            spec = self._build(pod, cluster, width)
+            self._specs[key] = spec
+        return spec
+
+    def _column(self, cluster: ClusterCache, name: str, width: int) -> int:
+        col = cluster.resources.get(name)
+        return -1 if col is None or col >= width else col
+
+    def _build(self, pod: Pod, cluster: ClusterCache, width: int) -> PodSpec:
+        requests = pod.requests
+        fcols: list[int] = []
+        fpod: list[int] = []
+        fnames: list[str] = []
+        reasons: list[str] = [ERR_REASON_TOO_MANY_PODS]
+        codes: list[Code] = [Code.UNSCHEDULABLE]
+
+        def check(name: str, value: int) -> None:
+            fcols.append(self._column(cluster, name, width))
+            fpod.append(value)
+            fnames.append(name)
+            reasons.extend((insufficient(name), insufficient(name)))
+            codes.extend((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+
+        fit = self.fit
+        if fit is not None:
+            for name in FIXED_COLUMNS:
+                value = requests.get(name, 0)
+                if value > 0:
+                    check(name, value)
+            for name, value in requests.items():
+                if name in FIXED_COLUMNS or value <= 0 or not is_scalar(name):
+                    continue
+                if is_extended(name) and (
+                    name in fit.ignored_resources or name.split("/", 1)[0] in fit.ignored_groups
+                ):
+                    continue
+                check(name, value)
+            if len(fcols) > MAX_FILTER_RESOURCES:
+                raise ValueError(
+                    f"pod {pod.key} requests {len(fcols)} resources; NodeResourcesFit checks at most "
+                    f"{MAX_FILTER_RESOURCES} per pod"
+                )
+
+        scols: list[int] = []
+        ssrc: list[int] = []
+        spod: list[int] = []
+        sw: list[int] = []
+        if fit is not None:
+            for name, weight in fit.resources:
+                if name == CPU:
+                    scols.append(0), ssrc.append(SRC_NONZERO_CPU), spod.append(pod.nonzero_cpu)
+                elif name == MEMORY:
+                    scols.append(1), ssrc.append(SRC_NONZERO_MEMORY), spod.append(pod.nonzero_memory)
+                elif name == EPHEMERAL_STORAGE:
+                    scols.append(2), ssrc.append(SRC_REQUESTED), spod.append(requests.get(name, 0))
+                else:
+                    value = requests.get(name, 0)
+                    col = self._column(cluster, name, width)
+                    if value == 0 or col < 0 or not is_scalar(name):
+                        continue  # upstream returns (0, 0): the resource drops out
+                    scols.append(col), ssrc.append(SRC_REQUESTED), spod.append(value)
+                sw.append(weight)
+
+        bcols: list[int] = []
+        bpod: list[int] = []
+        best_effort = True
+        if self.balanced is not None:
+            for name in self.balanced:
+                value = requests.get(name, 0)
+                if value != 0:
+                    best_effort = False
+                if name in FIXED_COLUMNS:
+                    bcols.append(FIXED_COLUMNS.index(name)), bpod.append(value)
+                    continue
+                col = self._column(cluster, name, width)
+                if value == 0 or col < 0 or not is_scalar(name):
+                    continue
+                bcols.append(col), bpod.append(value)
+        return PodSpec(
+            _arr(fcols),
+            _arr(fpod),
+            tuple(fnames),
+            tuple(reasons),
+            tuple(codes),
+            _arr(scols),
+            _arr(ssrc),
+            _arr(spod),
+            _arr(sw),
+            _arr(bcols),
+            _arr(bpod),
+            best_effort,
+        )
+
+    # ------------------------------------------------------------------ the sweep
+    def result(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PassResult:
+        """This cycle's results, running the fused kernel on first use."""
+        memo: PassResult | None = state.data.get(STATE_KEY)
+        if memo is not None:
+            return memo
+        spec = self.spec(pod, cluster)
+        fit = self.fit
+        nodes = cluster.nodes
+        n = nodes.n_rows
+        run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_resources", fused_resources_ref)
+        do_fit = fit is not None
+        bits, fit_scores, fit_ok, bal, bal_ok = run(
+            nodes.allocatable[:n],
+            nodes.requested[:n],
+            nodes.nonzero_requested[:n],
+            nodes.allowed_pods[:n],
+            nodes.pod_count[:n],
+            do_fit,
+            spec.fcols,
+            spec.fpod,
+            do_fit,
+            spec.scols,
+            spec.ssrc,
+            spec.spod,
+            spec.sw,
+            fit.strategy if fit is not None else 0,
+            fit.shape_u if fit is not None else _EMPTY,
+            fit.shape_s if fit is not None else _EMPTY,
+            self.balanced is not None and not spec.best_effort,
+            spec.bcols,
+            spec.bpod,
+        )
+        memo = PassResult(bits, fit_scores, fit_ok, bal, bal_ok)
+        state.data[STATE_KEY] = memo
+        return memo
+
+
+def shared_pass(shared: dict[str, Any]) -> ResourcePass:
+    """The profile's one :class:`ResourcePass` (created by whichever plugin is built first)."""
+    found = shared.get(SHARED_KEY)
+    if not isinstance(found, ResourcePass):
+        found = ResourcePass()
+        shared[SHARED_KEY] = found
+    return found
+
+
+__all__ = [
+    "ERR_REASON_TOO_MANY_PODS",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "FitConfig",
+    "PassResult",
+    "PodSpec",
+    "ResourcePass",
+    "insufficient",
+    "is_scalar",
+    "shared_pass",
+]

@@ -1,0 +1,160 @@
+"""Compiled resource kernels equal their numpy references exactly, on random node tables.
+
+Integers compare exactly; BalancedAllocation's floats are computed in the same operation order
+on both sides, so its scores compare exactly too. Tables include extended-resource columns,
+zero allocatable, allocatable up to ~2^62 (where Go's int64 products wrap: both sides wrap the
+same way), empty nodes and pods without requests. Skipped only when the extension is not built.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ksched.framework import kernels
+from ksched.framework.plugins.noderesources import scoring
+
+FAST: ModuleType | None = kernels.compiled()
+pytestmark = pytest.mark.skipif(
+    FAST is None, reason="ksched._fast is not built (python setup.py build_ext --inplace)"
+)
+SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+I64 = np.int64
+
+
+def _magnitude(rng: np.random.Generator, size: Any, huge: bool) -> np.ndarray:
+    """Quantities from 0 to ~2^62 (when ``huge``), biased towards small values and zeros."""
+    top = 62 if huge else 20
+    exps = rng.integers(0, top + 1, size=size)
+    vals = rng.integers(0, 2**62, size=size, dtype=I64) >> (62 - exps)
+    vals[rng.random(size) < 0.15] = 0
+    return vals.astype(I64)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> dict[str, Any]:
+    seed = draw(st.integers(0, 2**32 - 1))
+    n = draw(st.integers(0, 40))
+    width = draw(st.integers(3, 8))
+    huge = draw(st.booleans())
+    rng = np.random.default_rng(seed)
+    alloc = _magnitude(rng, (n, width), huge)
+    req = np.minimum(_magnitude(rng, (n, width), huge), np.where(rng.random((n, width)) < 0.8, alloc, 2**62))
+    nz = np.maximum(req[:, :2], rng.integers(0, 3, size=(n, 2)) * 100)
+    allowed = rng.integers(0, 12, size=n).astype(I64)
+    count = rng.integers(0, 12, size=n).astype(I64)
+    k = draw(st.integers(0, width + 1))
+    cols = rng.integers(-1, width, size=k).astype(I64)
+    pod = np.maximum(_magnitude(rng, k, huge), 1)
+    src = rng.integers(0, 3, size=k).astype(I64)
+    w = rng.integers(1, 101, size=k).astype(I64)
+    m = draw(st.integers(1, 5))
+    shape_u = np.sort(rng.choice(101, size=m, replace=False)).astype(I64)
+    shape_s = (rng.integers(0, 11, size=m) * 10).astype(I64)
+    score_cols = np.where(cols < 0, 0, cols)
+    return {
+        "alloc": np.ascontiguousarray(alloc),
+        "req": np.ascontiguousarray(req),
+        "nz": np.ascontiguousarray(nz),
+        "allowed": allowed,
+        "count": count,
+        "fcols": cols,
+        "fpod": pod,
+        "scols": score_cols,
+        "ssrc": src,
+        "spod": np.where(rng.random(k) < 0.2, 0, pod).astype(I64),
+        "sw": w,
+        "shape_u": shape_u,
+        "shape_s": shape_s,
+        "strategy": draw(st.sampled_from([0, 1, 2])),
+    }
+
+
+@SETTINGS
+@given(tables())
+def test_fit_filter(t: dict[str, Any]) -> None:
+    assert FAST is not None
+    want = scoring.fit_filter_ref(t["alloc"], t["req"], t["allowed"], t["count"], t["fcols"], t["fpod"])
+    got = FAST.fit_filter(t["alloc"], t["req"], t["allowed"], t["count"], t["fcols"], t["fpod"])
+    np.testing.assert_array_equal(got, want)
+
+
+@SETTINGS
+@given(tables())
+def test_resource_score(t: dict[str, Any]) -> None:
+    assert FAST is not None
+    args = (
+        t["alloc"],
+        t["req"],
+        t["nz"],
+        t["scols"],
+        t["ssrc"],
+        t["spod"],
+        t["sw"],
+        t["strategy"],
+        t["shape_u"],
+        t["shape_s"],
+    )
+    want, want_ok = scoring.resource_score_ref(*args)
+    got, got_ok = FAST.resource_score(*args)
+    np.testing.assert_array_equal(got, want)
+    assert got_ok == want_ok
+
+
+@SETTINGS
+@given(tables())
+def test_balanced_score(t: dict[str, Any]) -> None:
+    assert FAST is not None
+    want, want_ok = scoring.balanced_score_ref(t["alloc"], t["req"], t["scols"], t["spod"])
+    got, got_ok = FAST.balanced_score(t["alloc"], t["req"], t["scols"], t["spod"])
+    np.testing.assert_array_equal(got, want)
+    assert got_ok == want_ok
+
+
+@SETTINGS
+@given(tables(), st.booleans(), st.booleans(), st.booleans())
+def test_fused_resources(t: dict[str, Any], do_filter: bool, do_fit: bool, do_bal: bool) -> None:
+    assert FAST is not None
+    args = (
+        t["alloc"],
+        t["req"],
+        t["nz"],
+        t["allowed"],
+        t["count"],
+        do_filter,
+        t["fcols"],
+        t["fpod"],
+        do_fit,
+        t["scols"],
+        t["ssrc"],
+        t["spod"],
+        t["sw"],
+        t["strategy"],
+        t["shape_u"],
+        t["shape_s"],
+        do_bal,
+        t["scols"],
+        t["spod"],
+    )
+    want = scoring.fused_resources_ref(*args)
+    got = FAST.fused_resources(*args)
+    for g, w in zip(got, want, strict=True):
+        if isinstance(w, np.ndarray):
+            np.testing.assert_array_equal(g, w)
+        else:
+            assert g == w
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.floats(0.0, 1.0, exclude_max=True))
+def test_select_best(seed: int, n: int, u: float) -> None:
+    assert FAST is not None
+    rng = np.random.default_rng(seed)
+    total = rng.integers(-3, 4, size=n).astype(I64) * rng.integers(1, 2**40)
+    feasible = rng.random(n) < rng.random()
+    assert FAST.select_best(total, feasible.view(np.uint8), u) == kernels.select_best_ref(total, feasible, u)

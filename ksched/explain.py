@@ -26,7 +26,7 @@ from ksched.errors import InputError, ManifestError, ObjectError
 from ksched.framework.interface import Code, detail_for
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import CycleResult, Framework
-from ksched.manifests import kind_of, read_manifests
+from ksched.manifests import gc_paused, kind_of, read_manifests
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 
@@ -40,6 +40,11 @@ class LoadedCluster:
 
 def load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
     """Nodes and bound pods from a cluster file; pods without ``spec.nodeName`` are ignored."""
+    with gc_paused():
+        return _load_cluster(path)
+
+
+def _load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
     objects = read_manifests(path)
     cache = ClusterCache(node_capacity=max(64, sum(1 for o in objects if kind_of(o) == "Node")))
     order: list[str] = []

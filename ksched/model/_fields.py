@@ -17,6 +17,8 @@ _EMPTY: Mapping[str, Any] = {}
 
 def mapping(raw: Any, obj: str, field: str) -> Mapping[str, Any]:
     """``raw`` as a mapping; ``None`` (absent) reads as empty."""
+    if type(raw) is dict:  # the common case, without the slower ABC check
+        return raw
     if raw is None:
         return _EMPTY
     if not isinstance(raw, Mapping):
@@ -26,6 +28,8 @@ def mapping(raw: Any, obj: str, field: str) -> Mapping[str, Any]:
 
 def sequence(raw: Any, obj: str, field: str) -> Sequence[Any]:
     """``raw`` as a list; ``None`` (absent) reads as empty."""
+    if type(raw) is list:
+        return raw
     if raw is None:
         return ()
     if not isinstance(raw, list | tuple):

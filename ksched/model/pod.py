@@ -201,45 +201,10 @@ def pod_from_dict(raw: Any) -> Pod:
 
     requests = _aggregate(regular, init)
     nonzero = _aggregate(regular_nz, init_nz)
-    pod_res = f.mapping(
-        f.mapping(spec.get("resources"), obj, "spec.resources").get("requests"),
-        obj,
-        "spec.resources.requests",
-    )
-    for rname, q in pod_res.items():
-        if rname in POD_LEVEL_RESOURCES or rname.startswith("hugepages-"):
-            value = canonical_value(rname, q, obj=obj, field=f"spec.resources.requests.{rname}")
-            requests[rname] = value
-            if rname in nonzero:
-                nonzero[rname] = value
-    for rname, q in f.mapping(spec.get("overhead"), obj, "spec.overhead").items():
-        value = canonical_value(rname, q, obj=obj, field=f"spec.overhead.{rname}")
-        requests[rname] = requests.get(rname, 0) + value
-        if rname in nonzero:
-            nonzero[rname] += value
+    if "resources" in spec or "overhead" in spec:
+        _apply_pod_level(spec, requests, nonzero, obj)
     requests = {k: v for k, v in requests.items() if v != 0}
-
     affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
-    claims = []
-    for i, v in enumerate(f.sequence(spec.get("volumes"), obj, "spec.volumes")):
-        vm = f.mapping(v, obj, f"spec.volumes[{i}]")
-        pvc = vm.get("persistentVolumeClaim")
-        if pvc is not None:
-            claims.append(
-                f.string(
-                    f.mapping(pvc, obj, f"spec.volumes[{i}].persistentVolumeClaim").get("claimName"),
-                    obj,
-                    f"spec.volumes[{i}].persistentVolumeClaim.claimName",
-                )
-            )
-        elif vm.get("ephemeral") is not None:
-            claims.append(f"{name}-{f.string(vm.get('name'), obj, f'spec.volumes[{i}].name')}")
-    resource_claims = tuple(
-        f.string(
-            f.mapping(c, obj, f"spec.resourceClaims[{i}]").get("name"), obj, f"spec.resourceClaims[{i}].name"
-        )
-        for i, c in enumerate(f.sequence(spec.get("resourceClaims"), obj, "spec.resourceClaims"))
-    )
     return Pod(
         uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
         namespace=namespace,
@@ -252,23 +217,13 @@ def pod_from_dict(raw: Any) -> Pod:
         requests=requests,
         nonzero_cpu=nonzero.get("cpu", 0),
         nonzero_memory=nonzero.get("memory", 0),
-        tolerations=tuple(
-            parse_toleration(t, obj, f"spec.tolerations[{i}]")
-            for i, t in enumerate(f.sequence(spec.get("tolerations"), obj, "spec.tolerations"))
-        ),
+        tolerations=_tolerations(spec.get("tolerations"), obj),
         node_selector=f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector"),
         node_affinity=parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity"),
         host_ports=tuple(ports),
         images=tuple(images),
         container_count=len(containers) + len(init_containers),
-        scheduling_gates=tuple(
-            f.string(
-                f.mapping(g, obj, f"spec.schedulingGates[{i}]").get("name"),
-                obj,
-                f"spec.schedulingGates[{i}].name",
-            )
-            for i, g in enumerate(f.sequence(spec.get("schedulingGates"), obj, "spec.schedulingGates"))
-        ),
+        scheduling_gates=_named_entries(spec.get("schedulingGates"), obj, "spec.schedulingGates"),
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=f.string(status.get("nominatedNodeName"), obj, "status.nominatedNodeName"),
         preemption_policy=f.string(spec.get("preemptionPolicy"), obj, "spec.preemptionPolicy")
@@ -281,6 +236,57 @@ def pod_from_dict(raw: Any) -> Pod:
             )
         ),
         phase=f.string(status.get("phase"), obj, "status.phase"),
-        volume_claims=tuple(claims),
-        resource_claims=resource_claims,
+        volume_claims=_volume_claims(spec.get("volumes"), obj, name),
+        resource_claims=_named_entries(spec.get("resourceClaims"), obj, "spec.resourceClaims"),
     )
+
+
+def _apply_pod_level(
+    spec: Mapping[str, Any], requests: dict[str, int], nonzero: dict[str, int], obj: str
+) -> None:
+    """Pod-level ``spec.resources.requests`` replace the aggregate; ``spec.overhead`` adds to it."""
+    res = f.mapping(spec.get("resources"), obj, "spec.resources")
+    for rname, q in f.mapping(res.get("requests"), obj, "spec.resources.requests").items():
+        if rname in POD_LEVEL_RESOURCES or rname.startswith("hugepages-"):
+            value = canonical_value(rname, q, obj=obj, field=f"spec.resources.requests.{rname}")
+            requests[rname] = value
+            if rname in nonzero:
+                nonzero[rname] = value
+    for rname, q in f.mapping(spec.get("overhead"), obj, "spec.overhead").items():
+        value = canonical_value(rname, q, obj=obj, field=f"spec.overhead.{rname}")
+        requests[rname] = requests.get(rname, 0) + value
+        if rname in nonzero:
+            nonzero[rname] += value
+
+
+def _tolerations(raw: Any, obj: str) -> tuple[Toleration, ...]:
+    if not raw:
+        return ()
+    items = f.sequence(raw, obj, "spec.tolerations")
+    return tuple(parse_toleration(t, obj, f"spec.tolerations[{i}]") for i, t in enumerate(items))
+
+
+def _named_entries(raw: Any, obj: str, field: str) -> tuple[str, ...]:
+    """The ``name`` of each entry of a list such as ``schedulingGates`` or ``resourceClaims``."""
+    if not raw:
+        return ()
+    return tuple(
+        f.string(f.mapping(e, obj, f"{field}[{i}]").get("name"), obj, f"{field}[{i}].name")
+        for i, e in enumerate(f.sequence(raw, obj, field))
+    )
+
+
+def _volume_claims(raw: Any, obj: str, pod_name: str) -> tuple[str, ...]:
+    """PVCs the pod mounts; a generic ephemeral volume's claim is named ``<pod>-<volume>``."""
+    if not raw:
+        return ()
+    claims = []
+    for i, v in enumerate(f.sequence(raw, obj, "spec.volumes")):
+        vm = f.mapping(v, obj, f"spec.volumes[{i}]")
+        pvc = vm.get("persistentVolumeClaim")
+        if pvc is not None:
+            path = f"spec.volumes[{i}].persistentVolumeClaim"
+            claims.append(f.string(f.mapping(pvc, obj, path).get("claimName"), obj, f"{path}.claimName"))
+        elif vm.get("ephemeral") is not None:
+            claims.append(f"{pod_name}-{f.string(vm.get('name'), obj, f'spec.volumes[{i}].name')}")
+    return tuple(claims)

@@ -12,12 +12,12 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ksched.sim.cluster import SimCluster
-from ksched.sim.config import SimConfig
-from ksched.sim.faults import FaultConfig
-from ksched.sim.workloads import load_template
+if TYPE_CHECKING:
+    from ksched.sim.cluster import SimCluster
+    from ksched.sim.faults import FaultConfig
+
 
 
 def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
@@ -41,6 +41,8 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _faults(text: str | None, seed: int) -> FaultConfig | None:
+    from ksched.sim.faults import FaultConfig
+
     if not text:
         return None
     path = Path(text)
@@ -52,6 +54,11 @@ def _faults(text: str | None, seed: int) -> FaultConfig | None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Start the server, print its URL, block until SIGINT/SIGTERM; 0 on a clean stop, 2 on bad input."""
+    # Imported here, not at module level: building the ``ksched`` parser must stay cheap.
+    from ksched.sim.cluster import SimCluster
+    from ksched.sim.config import SimConfig
+    from ksched.sim.workloads import load_template
+
     try:
         faults = _faults(args.faults, args.seed)
         template = load_template(args.node_template) if args.node_template else None

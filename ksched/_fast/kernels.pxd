@@ -22,9 +22,29 @@ cdef enum:
     MOST_ALLOCATED = 1
     REQUESTED_TO_CAPACITY_RATIO = 2
 
-# Speed-driven choice: the row functions take raw pointers (a row of alloc/req/nz, and the spec
+# The pod's packed spec for fused_resources: ONE int64 array instead of ten small ones, because every
+# array argument of a def function costs a buffer acquisition per call (about 0.5 us each, a tenth
+# of a 5,000-node cycle). Built once per request shape on the Python side
+# (noderesources.scoring.pack_spec) and cached with the pod spec.
+#   spec[0]  flags: SPEC_FILTER | SPEC_FIT | SPEC_BALANCED (which parts to compute)
+#   spec[1]  scoring strategy (LEAST_ALLOCATED, ...)
+#   spec[2]  kf, spec[3] ks, spec[4] kb, spec[5] m (lengths below); spec[6], spec[7] are 0
+#   then     fcols[kf] fpod[kf]                      Fit filter: column, request
+#            scols[ks] ssrc[ks] spod[ks] sw[ks]      Fit score: column, src, request, weight
+#            bcols[kb] bpod[kb]                      BalancedAllocation: column, request
+#            shape_u[m] shape_s[m]                   RequestedToCapacityRatio shape
+# so len(spec) == SPEC_HEADER + 2*kf + 4*ks + 2*kb + 2*m (checked).
+cdef enum:
+    SPEC_HEADER = 8
+    SPEC_FILTER = 1
+    SPEC_FIT = 2
+    SPEC_BALANCED = 4
+
+# Speed-driven choices: the row functions take raw pointers (a row of alloc/req/nz, and the spec
 # arrays with their length) rather than memoryviews, because passing a memoryview to a cdef
-# function costs an atomic acquisition-count update per call, which dominated the sweep.
+# function costs an atomic acquisition-count update per call, which dominated the sweep. Each has an
+# inline twin in kernels.pyx that the fused sweep calls with literal resource counts for the default
+# profile, so the compiler unrolls it; the exported functions below are that same code.
 
 cdef u64 fit_bits_row(const i64* alloc, const i64* req, i64 allowed, i64 count,
                       const i64* cols, const i64* pod, Py_ssize_t k) noexcept nogil

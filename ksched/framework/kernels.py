@@ -101,3 +101,25 @@ def nth_true_ref(mask: np.ndarray, u: float) -> int:
     if rows.size == 0:
         return -1
     return int(rows[min(int(u * rows.size), rows.size - 1)])
+
+
+# --------------------------------------------------------------------------- the runtime's passes
+def drop_failed_ref(feasible: np.ndarray, failed: np.ndarray, n: int) -> int:
+    """``feasible[:n] &= failed[:n] == 0`` in place; the number of rows left feasible."""
+    view = feasible[:n]
+    view &= failed[:n] == 0
+    return int(np.count_nonzero(view))
+
+
+def drop_failed(feasible: np.ndarray, failed: np.ndarray, n: int) -> int:
+    """:func:`drop_failed_ref`, compiled when available (one pass, no temporaries)."""
+    fast = _fast if _tried else compiled()
+    if (
+        fast is not None
+        and failed.dtype == np.uint64
+        and failed.flags.c_contiguous
+        and feasible.flags.c_contiguous
+        and feasible.flags.writeable
+    ):
+        return int(fast.drop_failed(feasible, failed, n))
+    return drop_failed_ref(feasible, failed, n)

@@ -141,8 +141,11 @@ class Framework:
             return result
         state = CycleState()
         n = nodes.n_rows
-        feasible = nodes.valid[:n].copy()
-        result.valid = feasible.copy()
+        # One snapshot of the valid rows; ``feasible`` starts as the same array and is copied only
+        # when something narrows it (most cycles on a healthy cluster never do).
+        valid = nodes.valid[:n].copy()
+        result.valid = valid
+        feasible = valid
 
         # PreFilter
         allowed: frozenset[str] | None = None
@@ -197,11 +200,13 @@ class Framework:
                     FilterResult.from_mask(outside, reason, Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
                 )
             )
-            feasible &= keep
+            feasible = feasible & keep
 
         # Filter
+        count = -1  # feasible rows, once something has counted them
+        skip_filter = state.skip_filter
         for plugin in self.filter_plugins:
-            if plugin.name in state.skip_filter:
+            if plugin.name in skip_filter:
                 continue
             try:
                 fr = plugin.filter(state, pod, cluster)
@@ -213,9 +218,14 @@ class Framework:
                 return result
             if fr.failed is not None:
                 result.filters.append((plugin.name, fr))
-                feasible &= fr.failed[:n] == 0
+                if feasible is valid:
+                    feasible = valid.copy()
+                count = kernels.drop_failed(feasible, fr.failed, n)
+        if feasible is valid:
+            feasible = valid.copy()  # callers may mutate result.feasible; result.valid must not change
         result.feasible = feasible
-        count = int(np.count_nonzero(feasible))
+        if count < 0:
+            count = int(np.count_nonzero(feasible))
         if count == 0:
             result.status = Status(Code.UNSCHEDULABLE)
             return result
@@ -253,10 +263,14 @@ class Framework:
                 result.status = status.with_plugin(plugin.name)
                 return result
 
-        # Score, NormalizeScore, weighted sum
-        total: Scores = 0
+        # Score, NormalizeScore, weighted sum: uniform (int) scores are summed apart and added once,
+        # instead of each allocating a new total array.
+        arrays: list[np.ndarray] = []
+        weights: list[int] = []
+        const = 0
+        skip_score = state.skip_score
         for plugin, weight in self.score_plugins:
-            if plugin.name in state.skip_score:
+            if plugin.name in skip_score:
                 continue
             try:
                 raw = plugin.score(state, pod, cluster, feasible)
@@ -280,17 +294,17 @@ class Framework:
             if explain:
                 result.scores.append(PluginScores(plugin.name, weight, scores))
             if isinstance(scores, np.ndarray):
-                weighted = scores[:n] if weight == 1 else scores[:n] * weight
-                total = weighted + total if not isinstance(total, np.ndarray) else _iadd(total, weighted)
+                arrays.append(scores)
+                weights.append(weight)
             else:
-                total = total + int(scores) * weight
-        if not self.score_plugins:
-            total = 1
-        result.total = total
+                const += int(scores) * weight
         u = float(self.rng.random())
-        if isinstance(total, np.ndarray):
+        if arrays:
+            total = _weighted_sum(arrays, weights, const, n)
+            result.total = total
             row = kernels.select_best(total, feasible, u)
         else:
+            result.total = const if self.score_plugins else 1
             row = kernels.nth_true_ref(feasible, u)
         result.feasible = feasible
         return self._select(result, row, nodes)
@@ -303,10 +317,17 @@ class Framework:
         return result
 
 
-def _iadd(total: np.ndarray, add: np.ndarray) -> np.ndarray:
-    if total.base is not None or not total.flags.writeable:
-        return total + add
-    total += add
+def _weighted_sum(arrays: list[np.ndarray], weights: list[int], const: int, n: int) -> np.ndarray:
+    """``sum(w * s[:n]) + const`` as a new int64-wrapping array, allocating one array in the common case."""
+    first, w0 = arrays[0][:n], weights[0]
+    if w0 == 1:
+        total = first + const
+    else:
+        total = first * w0
+        if const:
+            total += const
+    for scores, weight in zip(arrays[1:], weights[1:], strict=True):
+        total += scores[:n] if weight == 1 else scores[:n] * weight
     return total
 
 

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 I64 = np.int64
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def _magnitude(rng: np.random.Generator, size: Any, huge: bool) -> np.ndarray:
@@ -116,38 +117,93 @@ def test_balanced_score(t: dict[str, Any]) -> None:
     assert got_ok == want_ok
 
 
-@SETTINGS
-@given(tables(), st.booleans(), st.booleans(), st.booleans())
-def test_fused_resources(t: dict[str, Any], do_filter: bool, do_fit: bool, do_bal: bool) -> None:
-    assert FAST is not None
-    args = (
-        t["alloc"],
-        t["req"],
-        t["nz"],
-        t["allowed"],
-        t["count"],
-        do_filter,
-        t["fcols"],
-        t["fpod"],
-        do_fit,
-        t["scols"],
-        t["ssrc"],
-        t["spod"],
-        t["sw"],
-        t["strategy"],
-        t["shape_u"],
-        t["shape_s"],
-        do_bal,
-        t["scols"],
-        t["spod"],
-    )
-    want = scoring.fused_resources_ref(*args)
-    got = FAST.fused_resources(*args)
+def _assert_same(got: tuple[Any, ...], want: tuple[Any, ...]) -> None:
     for g, w in zip(got, want, strict=True):
         if isinstance(w, np.ndarray):
             np.testing.assert_array_equal(g, w)
         else:
             assert g == w
+
+
+def _fused(t: dict[str, Any], spec: np.ndarray, spare: int) -> None:
+    """Compiled == reference on the table padded with ``spare`` unused rows (as the node table's
+    capacity is): both read only rows ``[0, n)`` of the whole arrays."""
+    assert FAST is not None
+    n = t["alloc"].shape[0]
+
+    def pad(a: np.ndarray) -> np.ndarray:
+        out = np.full((n + spare, *a.shape[1:]), 7, dtype=a.dtype)
+        out[:n] = a
+        return out
+
+    table = [pad(t[k]) for k in ("alloc", "req", "nz", "allowed", "count")]
+    want = scoring.fused_resources_ref(*table, n, spec)
+    got = FAST.fused_resources(*table, n, spec)
+    _assert_same(got, want)
+    assert got[-1] == (int(np.count_nonzero(got[0])) if got[0] is not None else 0)
+
+
+@SETTINGS
+@given(tables(), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 3))
+def test_fused_resources(t: dict[str, Any], do_filter: bool, do_fit: bool, do_bal: bool, spare: int) -> None:
+    spec = scoring.pack_spec(
+        do_filter, t["fcols"][:31], t["fpod"][:31],
+        do_fit, t["scols"], t["ssrc"], t["spod"], t["sw"], t["strategy"], t["shape_u"], t["shape_s"],
+        do_bal, t["scols"], t["spod"],
+    )  # fmt: skip
+    _fused(t, spec, spare)
+
+
+@SETTINGS
+@given(tables(), st.integers(0, 3), st.booleans())
+def test_fused_resources_default_shape(t: dict[str, Any], spare: int, nonzero_src: bool) -> None:
+    """The hand-written sweep for the default profile (cpu and memory, LeastAllocated, both parts):
+    the same random tables (zero and huge allocatable, wrapping products, requests beyond
+    allocatable) through the specialized loop, and with ``src`` 0 through the generic one."""
+    pod = t["fpod"][:2] if t["fpod"].shape[0] >= 2 else np.array([1000, 2**31], dtype=I64)
+    cols = np.array([0, 1], dtype=I64)
+    src = np.array([1, 2] if nonzero_src else [0, 0], dtype=I64)
+    w = t["sw"][:2] if t["sw"].shape[0] >= 2 else np.array([1, 1], dtype=I64)
+    spec = scoring.pack_spec(
+        True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, t["shape_u"], t["shape_s"],
+        True, cols, pod,
+    )  # fmt: skip
+    _fused(t, spec, spare)
+
+
+def test_fused_resources_rejects_bad_input() -> None:
+    assert FAST is not None
+    alloc = np.zeros((3, 4), dtype=I64)
+    one = np.array([1], dtype=I64)
+    ok = scoring.pack_spec(True, np.array([0], dtype=I64), one, False, *([_EMPTY] * 4), 0,
+                           _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)  # fmt: skip
+    rows = (alloc, alloc, np.zeros((3, 2), dtype=I64), np.zeros(3, dtype=I64), np.zeros(3, dtype=I64))
+    FAST.fused_resources(*rows, 3, ok)
+    with pytest.raises(ValueError, match="rows"):
+        FAST.fused_resources(*rows, 4, ok)
+    with pytest.raises(ValueError, match="int64"):
+        FAST.fused_resources(alloc.astype(np.int32), *rows[1:], 3, ok)
+    with pytest.raises(ValueError, match="header"):
+        FAST.fused_resources(*rows, 3, ok[:-1].copy())
+    bad_col = scoring.pack_spec(True, np.array([4], dtype=I64), np.array([1], dtype=I64), False,
+                                *([_EMPTY] * 4), 0, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)  # fmt: skip
+    with pytest.raises(ValueError, match="column"):
+        FAST.fused_resources(*rows, 3, bad_col)
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.integers(0, 3))
+def test_drop_failed(seed: int, n: int, spare: int) -> None:
+    assert FAST is not None
+    rng = np.random.default_rng(seed)
+    feasible = rng.random(n + spare) < rng.random()
+    failed = np.where(rng.random(n + spare) < rng.random(), rng.integers(1, 2**63, size=n + spare), 0)
+    failed = failed.astype(np.uint64)
+    want = feasible.copy()
+    want_count = kernels.drop_failed_ref(want, failed, n)
+    got = feasible.copy()
+    assert FAST.drop_failed(got, failed, n) == want_count
+    np.testing.assert_array_equal(got, want)
 
 
 @SETTINGS

@@ -119,8 +119,9 @@ class Fit:
         return spec if spec is not None else self._pass.spec(pod, cluster)
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
-        bits = self._pass.result(state, pod, cluster).bits
-        if bits is None or not bits.any():
+        res = self._pass.result(state, pod, cluster)
+        bits = res.bits
+        if bits is None or res.failing_rows == 0:
             return FilterResult.all_pass()
         spec = self._spec(state, pod, cluster)
         return FilterResult(bits, spec.reasons, spec.codes)

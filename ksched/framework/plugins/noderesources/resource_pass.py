@@ -33,6 +33,7 @@ from ksched.framework.plugins.noderesources.scoring import (
     SRC_NONZERO_MEMORY,
     SRC_REQUESTED,
     fused_resources_ref,
+    pack_spec,
 )
 from ksched.model.pod import Pod
 from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY, is_extended, is_hugepages
@@ -101,6 +102,8 @@ class PodSpec:
     bpod: np.ndarray
     best_effort: bool
     """All of the pod's actual requests for BalancedAllocation's resources are 0: it skips."""
+    packed: np.ndarray
+    """Everything above that the kernel reads, in one array (``scoring.pack_spec``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,8 @@ class PassResult:
     fit_in_range: bool
     balanced: np.ndarray | None
     balanced_in_range: bool
+    failing_rows: int
+    """Rows with any Fit failure bit (counted in the sweep, so Filter needs no ``bits.any()``)."""
 
 
 class ResourcePass:
@@ -221,6 +226,15 @@ class ResourcePass:
                 if value == 0 or col < 0 or not is_scalar(name):
                     continue
                 bcols.append(col), bpod.append(value)
+        do_fit = fit is not None
+        packed = pack_spec(
+            do_fit, _arr(fcols), _arr(fpod),
+            do_fit, _arr(scols), _arr(ssrc), _arr(spod), _arr(sw),
+            fit.strategy if fit is not None else 0,
+            fit.shape_u if fit is not None else _EMPTY,
+            fit.shape_s if fit is not None else _EMPTY,
+            self.balanced is not None and not best_effort, _arr(bcols), _arr(bpod),
+        )  # fmt: skip
         return PodSpec(
             _arr(fcols),
             _arr(fpod),
@@ -234,6 +248,7 @@ class ResourcePass:
             _arr(bcols),
             _arr(bpod),
             best_effort,
+            packed,
         )
 
     # ------------------------------------------------------------------ the sweep
@@ -243,33 +258,19 @@ class ResourcePass:
         if memo is not None:
             return memo
         spec = self.spec(pod, cluster)
-        fit = self.fit
         nodes = cluster.nodes
-        n = nodes.n_rows
         run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_resources", fused_resources_ref)
-        do_fit = fit is not None
-        bits, fit_scores, fit_ok, bal, bal_ok = run(
-            nodes.allocatable[:n],
-            nodes.requested[:n],
-            nodes.nonzero_requested[:n],
-            nodes.allowed_pods[:n],
-            nodes.pod_count[:n],
-            do_fit,
-            spec.fcols,
-            spec.fpod,
-            do_fit,
-            spec.scols,
-            spec.ssrc,
-            spec.spod,
-            spec.sw,
-            fit.strategy if fit is not None else 0,
-            fit.shape_u if fit is not None else _EMPTY,
-            fit.shape_s if fit is not None else _EMPTY,
-            self.balanced is not None and not spec.best_effort,
-            spec.bcols,
-            spec.bpod,
+        # Whole arrays and the row count, not ``[:n]`` views: five slices cost more than the checks.
+        bits, fit_scores, fit_ok, bal, bal_ok, n_fail = run(
+            nodes.allocatable,
+            nodes.requested,
+            nodes.nonzero_requested,
+            nodes.allowed_pods,
+            nodes.pod_count,
+            nodes.n_rows,
+            spec.packed,
         )
-        memo = PassResult(bits, fit_scores, fit_ok, bal, bal_ok)
+        memo = PassResult(bits, fit_scores, fit_ok, bal, bal_ok, n_fail)
         state.data[STATE_KEY] = memo
         return memo
 

@@ -16,7 +16,7 @@ identically (no ``np.std``, no reassociation).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 
@@ -197,12 +197,32 @@ def balanced_score_ref(
     return scores, in_range
 
 
-def fused_resources_ref(
-    alloc: np.ndarray,
-    req: np.ndarray,
-    nz: np.ndarray,
-    allowed: np.ndarray,
-    count: np.ndarray,
+SPEC_HEADER: Final = 8
+SPEC_FILTER: Final = 1
+SPEC_FIT: Final = 2
+SPEC_BALANCED: Final = 4
+
+
+class UnpackedSpec(NamedTuple):
+    """The parts of a packed spec (layout in ``ksched/_fast/kernels.pxd``)."""
+
+    do_filter: bool
+    fcols: np.ndarray
+    fpod: np.ndarray
+    do_fit: bool
+    scols: np.ndarray
+    ssrc: np.ndarray
+    spod: np.ndarray
+    sw: np.ndarray
+    strategy: int
+    shape_u: np.ndarray
+    shape_s: np.ndarray
+    do_bal: bool
+    bcols: np.ndarray
+    bpod: np.ndarray
+
+
+def pack_spec(
     do_filter: bool,
     fcols: np.ndarray,
     fpod: np.ndarray,
@@ -217,13 +237,60 @@ def fused_resources_ref(
     do_bal: bool,
     bcols: np.ndarray,
     bpod: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray | None, bool, np.ndarray | None, bool]:
-    """The three references above in one call, with the compiled ``fused_resources`` signature."""
-    bits = fit_filter_ref(alloc, req, allowed, count, fcols, fpod) if do_filter else None
+) -> np.ndarray:
+    """One read-only int64 array holding everything the fused pass needs to know about the pod.
+
+    Packed because each array argument of a compiled call costs a buffer acquisition; the pod
+    spec is built once per request shape and cached, so packing costs nothing per cycle.
+    """
+    flags = (SPEC_FILTER if do_filter else 0) | (SPEC_FIT if do_fit else 0) | (SPEC_BALANCED if do_bal else 0)
+    header = [flags, strategy, len(fcols), len(scols), len(bcols), len(shape_u), 0, 0]
+    parts = [fcols, fpod, scols, ssrc, spod, sw, bcols, bpod, shape_u, shape_s]
+    out = np.concatenate([np.asarray(v, dtype=np.int64) for v in (header, *parts)])
+    out.flags.writeable = False
+    return out
+
+
+def unpack_spec(spec: np.ndarray) -> UnpackedSpec:
+    """The inverse of :func:`pack_spec`."""
+    flags, strategy, kf, ks, kb, m = (int(v) for v in spec[:6])
+    at = SPEC_HEADER
+    parts: list[np.ndarray] = []
+    for size in (kf, kf, ks, ks, ks, ks, kb, kb, m, m):
+        parts.append(spec[at : at + size])
+        at += size
+    if at != spec.shape[0]:
+        raise ValueError(f"spec of length {spec.shape[0]} does not match its header")
+    fcols, fpod, scols, ssrc, spod, sw, bcols, bpod, shape_u, shape_s = parts
+    return UnpackedSpec(
+        bool(flags & SPEC_FILTER), fcols, fpod,
+        bool(flags & SPEC_FIT), scols, ssrc, spod, sw, strategy, shape_u, shape_s,
+        bool(flags & SPEC_BALANCED), bcols, bpod,
+    )  # fmt: skip
+
+
+def fused_resources_ref(
+    alloc: np.ndarray,
+    req: np.ndarray,
+    nz: np.ndarray,
+    allowed: np.ndarray,
+    count: np.ndarray,
+    n: int,
+    spec: np.ndarray,
+) -> tuple[np.ndarray | None, np.ndarray | None, bool, np.ndarray | None, bool, int]:
+    """The three references above over rows ``[0, n)``, with the compiled ``fused_resources``
+    signature: the node table's whole arrays and the pod's packed spec (:func:`pack_spec`).
+
+    The last element counts rows with any failure bit (0 when the filter part is off).
+    """
+    s = unpack_spec(spec)
+    alloc, req, nz, allowed, count = alloc[:n], req[:n], nz[:n], allowed[:n], count[:n]
+    bits = fit_filter_ref(alloc, req, allowed, count, s.fcols, s.fpod) if s.do_filter else None
     fit, fit_ok = (
-        resource_score_ref(alloc, req, nz, scols, ssrc, spod, sw, strategy, shape_u, shape_s)
-        if do_fit
+        resource_score_ref(alloc, req, nz, s.scols, s.ssrc, s.spod, s.sw, s.strategy, s.shape_u, s.shape_s)
+        if s.do_fit
         else (None, True)
     )
-    bal, bal_ok = balanced_score_ref(alloc, req, bcols, bpod) if do_bal else (None, True)
-    return bits, fit, fit_ok, bal, bal_ok
+    bal, bal_ok = balanced_score_ref(alloc, req, s.bcols, s.bpod) if s.do_bal else (None, True)
+    n_fail = int(np.count_nonzero(bits)) if bits is not None else 0
+    return bits, fit, fit_ok, bal, bal_ok, n_fail

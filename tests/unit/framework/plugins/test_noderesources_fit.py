@@ -8,14 +8,12 @@ Upstream: ``pkg/scheduler/framework/plugins/noderesources/fit_test.go`` (v1.35):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 
 from ksched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, UtilizationShapePoint
-from ksched.framework import kernels
 from ksched.framework.interface import Code, CycleState
 from ksched.framework.plugins.noderesources import (
     ERR_REASON_INSUFFICIENT_CPU,
@@ -36,15 +34,6 @@ HUGE_A = "hugepages-2Mi"
 DRA_NAME = "extended.resource.dra.io/something"
 U = Code.UNSCHEDULABLE
 UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "compiled" and kernels.compiled() is None:
-        pytest.skip("compiled kernels are not built (python setup.py build_ext --inplace)")
-    kernels.use_compiled(request.param == "compiled")
-    yield request.param
-    kernels.use_compiled(True)
 
 
 def r(cpu: int = 0, mem: int = 0, eph: int = 0, **scalars: int) -> dict[str, Any]:

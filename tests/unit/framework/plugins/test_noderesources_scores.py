@@ -9,8 +9,6 @@ values are computed by hand from upstream's formulas and asserted exactly on bot
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
@@ -21,7 +19,6 @@ from ksched.config.types import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
-from ksched.framework import kernels
 from ksched.framework.interface import Code, CycleState
 from ksched.framework.plugins.noderesources import new_balanced_allocation, new_fit
 from ksched.framework.plugins.noderesources.scoring import broken_line_ref, round_half_away, tdiv
@@ -29,15 +26,6 @@ from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
 from ksched.model.pod import pod_from_dict
 from tests.builders import cluster_of, make_node, make_pod
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "compiled" and kernels.compiled() is None:
-        pytest.skip("compiled kernels are not built (python setup.py build_ext --inplace)")
-    kernels.use_compiled(request.param == "compiled")
-    yield request.param
-    kernels.use_compiled(True)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,219 @@
+"""NodeResourcesFit with the LeastAllocated strategy, ported from upstream's table test as data.
+
+Upstream: ``pkg/scheduler/framework/plugins/noderesources/least_allocated_test.go``
+(``TestLeastAllocatedScoringStrategy``, every case, same names, inputs and expected scores), with
+``defaultResources`` / ``extendedRes`` / ``extendedResourceSet`` from ``test_util.go``; plus the one
+LeastAllocated case of ``fit_test.go`` ``TestFitScore`` that ``test_noderesources_fit.py`` does not
+hold ("... if PreScore is not called").
+
+Inputs are copied literally: ``st.MakeNode().Capacity({"cpu": "4000"})`` is 4000 *cores* and a
+``Req({"cpu": "1000"})`` 1000 cores, exactly as upstream's quantities parse; ``st.MakePod().Obj()``
+has no containers at all (so it requests nothing, not even the 100m / 200Mi non-zero defaults) and
+every ``Req(...)`` adds one container. Upstream calls Score per node on nodes without a ``pods``
+allocatable (they would fail Filter), so the plugin runs in a Framework with no filters:
+PreScore + Score over all rows, read from ``CycleResult.scores``. Each case runs on the compiled
+and the numpy path.
+
+Adapted (upstream asserts an error of ``NewFit`` on internal, undefaulted args; ksched validates
+when it decodes the v1 args, see each case): the three weight-validation cases and "Resources not
+set, pods scheduled with error".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.unit.framework.plugins.noderesources_support import (
+    DEFAULT_RESOURCES,
+    EXTENDED_RES,
+    EXTENDED_RESOURCE_SET,
+    MAX,
+    MIN,
+    N4_10,
+    N6_10,
+    N10_20,
+    REQ_1_2,
+    REQ_2_3,
+    check_resource_with_zero_weight,
+    check_resources_not_set,
+    fit_args,
+    fit_score_without_pre_score,
+    node,
+    pod,
+    run_cases,
+    weight_errors,
+)
+
+STRATEGY = "LeastAllocated"
+
+# (requestedPod, nodes, existingPods, resources, expected scores in node order)
+SCORE_CASES = [
+    pytest.param(
+        pod(),
+        [node("node1", N4_10), node("node2", N4_10)],
+        [],
+        DEFAULT_RESOURCES,
+        [MAX, MAX],
+        id="nothing scheduled, nothing requested",
+    ),
+    pytest.param(
+        pod(REQ_1_2, REQ_2_3),
+        [node("node1", N4_10), node("node2", N6_10)],
+        [],
+        DEFAULT_RESOURCES,
+        [37, 50],
+        id="nothing scheduled, resources requested, differently sized nodes",
+    ),
+    pytest.param(
+        pod(),
+        [node("node1", N4_10), node("node2", N4_10)],
+        [pod(node_name="node1"), pod(node_name="node1"), pod(node_name="node2"), pod(node_name="node2")],
+        DEFAULT_RESOURCES,
+        [MAX, MAX],
+        id="no resources requested, pods scheduled",
+    ),
+    pytest.param(
+        pod(),
+        [node("node1", N10_20), node("node2", N10_20)],
+        [
+            pod({"cpu": "3000", "memory": "0"}, node_name="node1"),
+            pod({"cpu": "3000", "memory": "0"}, node_name="node1"),
+            pod({"cpu": "3000", "memory": "0"}, node_name="node2"),
+            pod({"cpu": "3000", "memory": "5000"}, node_name="node2"),
+        ],
+        DEFAULT_RESOURCES,
+        [70, 57],
+        id="no resources requested, pods scheduled with resources",
+    ),
+    pytest.param(
+        pod(REQ_1_2, REQ_2_3),
+        [node("node1", N10_20), node("node2", N10_20)],
+        [
+            pod({"cpu": "3000", "memory": "0"}, node_name="node1"),
+            pod({"cpu": "3000", "memory": "5000"}, node_name="node2"),
+        ],
+        DEFAULT_RESOURCES,
+        [57, 45],
+        id="resources requested, pods scheduled with resources",
+    ),
+    pytest.param(
+        pod(REQ_1_2, REQ_2_3),
+        [node("node1", N10_20), node("node2", {"cpu": "10000", "memory": "50000"})],
+        [
+            pod({"cpu": "3000", "memory": "0"}, node_name="node1"),
+            pod({"cpu": "3000", "memory": "5000"}, node_name="node2"),
+        ],
+        DEFAULT_RESOURCES,
+        [57, 60],
+        id="resources requested, pods scheduled with resources, differently sized nodes",
+    ),
+    pytest.param(
+        pod({"cpu": "3000", "memory": "0"}),
+        [node("node1", N4_10), node("node2", N4_10)],
+        [
+            pod({"cpu": "3000", "memory": "0"}, node_name="node1"),
+            pod({"cpu": "3000", "memory": "5000"}, node_name="node2"),
+        ],
+        DEFAULT_RESOURCES,
+        [50, 25],
+        id="requested resources exceed node capacity",
+    ),
+    pytest.param(
+        pod(),
+        [node("node1"), node("node2")],
+        [
+            pod({"cpu": "3000", "memory": "0"}, node_name="node1"),
+            pod({"cpu": "3000", "memory": "5000"}, node_name="node2"),
+        ],
+        DEFAULT_RESOURCES,
+        [MIN, MIN],
+        id="zero node resources, pods scheduled with resources",
+    ),
+    pytest.param(
+        pod(REQ_1_2, REQ_2_3, node_name="node1"),
+        [node("node1", N4_10), node("node2", N6_10)],
+        [],
+        (("memory", 2), ("cpu", 1)),
+        [41, 50],
+        id=(
+            "nothing scheduled, resources requested with different weight on CPU and memory, "
+            "differently sized nodes"
+        ),
+    ),
+    pytest.param(
+        pod(REQ_1_2, REQ_2_3, node_name="node1"),
+        [node("node1", {"cpu": "6000", "memory": "10000"}), node("node2", {**N6_10, EXTENDED_RES: "4"})],
+        [],
+        EXTENDED_RESOURCE_SET,
+        [50, 50],
+        id="bypass extended resource if the pod does not request",
+    ),
+    pytest.param(
+        pod({"cpu": "3000", "memory": "5000", EXTENDED_RES: "2"}, node_name="node1"),
+        [node("node1", {**N6_10, EXTENDED_RES: "4"}), node("node2", {**N6_10, EXTENDED_RES: "10"})],
+        [],
+        EXTENDED_RESOURCE_SET,
+        [50, 60],
+        id="honor extended resource if the pod requests",
+    ),
+    pytest.param(
+        pod({"cpu": "3000", "memory": "4000"}, node_name="node1"),
+        [node("node1", N6_10), node("node2", {**N6_10, EXTENDED_RES: "4"})],
+        [],
+        ((EXTENDED_RES, 2), ("cpu", 1), ("memory", 1)),
+        [55, 55],
+        id="if the node doesn't have a resource",
+    ),
+]
+
+
+@pytest.mark.parametrize(("requested", "nodes", "existing", "resources", "want"), SCORE_CASES)
+def test_least_allocated_scoring_strategy(
+    path: str,
+    requested: dict[str, Any],
+    nodes: list[dict[str, Any]],
+    existing: list[dict[str, Any]],
+    resources: tuple[tuple[str, int], ...],
+    want: list[int],
+) -> None:
+    assert run_cases(fit_args(STRATEGY, resources), requested, nodes, existing) == want
+
+
+def test_resources_not_set_pods_scheduled_with_error() -> None:
+    """Upstream "Resources not set, pods scheduled with error" (adapted, see the check)."""
+    check_resources_not_set(STRATEGY)
+
+
+@pytest.mark.parametrize(
+    ("resources", "want_fields"),
+    [
+        pytest.param(
+            [{"name": "memory", "weight": -1}, {"name": "cpu", "weight": 1}],
+            ["scoringStrategy.resources[0].weight"],
+            id="resource with negative weight",
+        ),
+        pytest.param(
+            [{"name": "memory", "weight": 1}, {"name": "cpu", "weight": 101}],
+            ["scoringStrategy.resources[1].weight"],
+            id="resource weight larger than MaxNodeScore",
+        ),
+    ],
+)
+def test_weight_validation(resources: list[dict[str, Any]], want_fields: list[str]) -> None:
+    """Upstream: ``field.ErrorTypeInvalid`` at exactly these fields (ignoring BadValue/Detail)."""
+    fields, _ = weight_errors(STRATEGY, resources)
+    assert fields == want_fields
+
+
+def test_resource_with_zero_weight() -> None:
+    """Upstream "resource with zero weight" (adapted to v1 defaulting, see the check)."""
+    check_resource_with_zero_weight(STRATEGY)
+
+
+def test_fit_score_least_allocated_if_prescore_is_not_called(path: str) -> None:
+    """``fit_test.go`` ``TestFitScore``: "test case for ScoringStrategy LeastAllocated if PreScore is
+    not called" (Score straight after construction, no PreScore)."""
+    got = fit_score_without_pre_score(fit_args(STRATEGY, DEFAULT_RESOURCES), pod(REQ_1_2))
+    assert got == [32, 63]

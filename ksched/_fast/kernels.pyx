@@ -11,6 +11,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport fabs, round, sqrt
+from libc.stdint cimport INT64_MIN
 
 from ksched._fast._types cimport f64, i64, u8, u64
 
@@ -306,22 +307,71 @@ def balanced_score(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1
 
 
 # --------------------------------------------------------------------------- the fused sweep
+cdef struct Best:
+    # Where ``wf * fit + wb * balanced`` peaks over the passing rows (filled by ``_pass_best``).
+    i64 best
+    Py_ssize_t ties, first, last, n_pass
+
+
+cdef void _pass_best(Py_ssize_t n, const u8* valid, const u64* bits, const i64* fs, i64 wf,
+                     const i64* bs, i64 wb, u8* passed, Best* best) noexcept nogil:
+    """After the sweep: ``passed[row] = valid[row] and bits[row] == 0`` (``bits``/``fs``/``bs``
+    NULL: no failures / that part counts 0), and where ``wf*fs + wb*bs`` peaks over those rows.
+
+    Loops of their own rather than more work in the sweep: there, the extra live values spilled
+    registers and a byte store (which may alias anything) forced reloads, costing 13 us per 5,000
+    rows; here the arrays the sweep just wrote are still in cache. Two passes, because tracking
+    ties while the maximum still moves makes a loop-carried chain of several instructions per
+    row: the first pass carries only a max (compare and conditional move), the second counts ties
+    with a branch that is almost never taken.
+    """
+    cdef Py_ssize_t row, n_pass = 0, ties = 0, first = -1, last = -1
+    cdef bint p
+    cdef i64 v, top = INT64_MIN
+    if bits != NULL and fs != NULL and bs != NULL:  # the default profile: no per-row NULL tests
+        for row in range(n):
+            p = (valid[row] != 0) & (bits[row] == 0)
+            passed[row] = p
+            n_pass += p
+            v = wadd(wmul(fs[row], wf), wmul(bs[row], wb)) if p else INT64_MIN
+            top = v if v > top else top
+    else:
+        for row in range(n):
+            p = (valid[row] != 0) & ((bits[row] if bits != NULL else 0) == 0)
+            passed[row] = p
+            n_pass += p
+            v = wadd(wmul(fs[row], wf) if fs != NULL else 0, wmul(bs[row], wb) if bs != NULL else 0)
+            v = v if p else INT64_MIN
+            top = v if v > top else top
+    if n_pass:
+        for row in range(n):
+            v = wadd(wmul(fs[row], wf) if fs != NULL else 0, wmul(bs[row], wb) if bs != NULL else 0)
+            if v == top and passed[row]:
+                if ties == 0:
+                    first = row
+                last = row
+                ties += 1
+    best.best = top if n_pass else 0
+    best.ties = ties
+    best.first = first
+    best.last = last
+    best.n_pass = n_pass
+
+
 cdef void _sweep(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr,
-                        const i64* pz, const i64* pal, const i64* pco,
-                        bint do_filter, const i64* fcols, const i64* fpod, Py_ssize_t kf,
-                        bint do_fit, const i64* scols, const i64* ssrc, const i64* spod, const i64* sw,
-                        Py_ssize_t ks, int strategy, const i64* su, const i64* sv, Py_ssize_t m,
-                        bint do_bal, const i64* bcols, const i64* bpod, Py_ssize_t kb,
-                        u64* bits, i64* fs, i64* bs, Py_ssize_t* n_fail, bint* fit_ok,
-                        bint* bal_ok) noexcept nogil:
-    """The row loop of ``fused_resources``. Inline on purpose: called with literal ``k``s, strategy
-    and ``do_*`` flags for the default profile, the compiler unrolls the per-resource loops and
-    drops the dead branches, which is most of the difference to the generic call."""
+                 const i64* pz, const i64* pal, const i64* pco,
+                 bint do_filter, const i64* fcols, const i64* fpod, Py_ssize_t kf,
+                 bint do_fit, const i64* scols, const i64* ssrc, const i64* spod, const i64* sw,
+                 Py_ssize_t ks, int strategy, const i64* su, const i64* sv, Py_ssize_t m,
+                 bint do_bal, const i64* bcols, const i64* bpod, Py_ssize_t kb,
+                 u64* bits, i64* fs, i64* bs, Py_ssize_t* n_fail, bint* fit_ok,
+                 bint* bal_ok) noexcept nogil:
+    """The row loop of ``fused_resources`` / ``fused_pass`` for any spec (``_pass_best`` follows)."""
     cdef Py_ssize_t row, fails = 0
     cdef const i64* a_row
     cdef const i64* r_row
-    cdef u64 b
-    cdef i64 v
+    cdef u64 b = 0
+    cdef i64 v, vf = 0, vb = 0
     cdef bint f_ok = True, b_ok = True
     for row in range(n):
         a_row = pa + row * ra
@@ -331,13 +381,13 @@ cdef void _sweep(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_s
             bits[row] = b
             fails += b != 0
         if do_fit:
-            v = _resource_score(a_row, r_row, pz + row * 2, scols, ssrc, spod, sw, ks, strategy, su, sv, m)
-            fs[row] = v
-            f_ok &= 0 <= v <= MAX_NODE_SCORE
+            vf = _resource_score(a_row, r_row, pz + row * 2, scols, ssrc, spod, sw, ks, strategy, su, sv, m)
+            fs[row] = vf
+            f_ok &= 0 <= vf <= MAX_NODE_SCORE
         if do_bal:
-            v = _balanced_score(a_row, r_row, bcols, bpod, kb)
-            bs[row] = v
-            b_ok &= 0 <= v <= MAX_NODE_SCORE
+            vb = _balanced_score(a_row, r_row, bcols, bpod, kb)
+            bs[row] = vb
+            b_ok &= 0 <= vb <= MAX_NODE_SCORE
     n_fail[0] = fails
     fit_ok[0] = f_ok
     bal_ok[0] = b_ok
@@ -360,7 +410,7 @@ cdef void _sweep_two(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, 
     cdef i64 fp0 = fpod[0], fp1 = fpod[1], sp0 = spod[0], sp1 = spod[1], w0 = sw[0], w1 = sw[1]
     cdef i64 bp0 = bpod[0], bp1 = bpod[1]
     cdef u64 b
-    cdef i64 a0, a1, x0, x1, r0, r1, s0, s1, v, node_score, weight_sum
+    cdef i64 a0, a1, x0, x1, r0, r1, s0, s1, v, vf, node_score, weight_sum
     cdef f64 f0, f1, std
     cdef u64 bad_fit = 0, bad_bal = 0
     for row in range(n):
@@ -377,16 +427,15 @@ cdef void _sweep_two(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, 
         bits[row] = b
         fails += b != 0
         # Fit score, LeastAllocated (_resource_score); a resource with allocatable 0 drops out
-        # (divided by 1 instead, then masked, so that the two divisions need no branch)
         r0 = wadd(pz[row * 2], sp0)
         r1 = wadd(pz[row * 2 + 1], sp1)
         s0 = 0 if r0 > a0 else wmul(wsub(a0, r0), MAX_NODE_SCORE) / (a0 if a0 != 0 else 1)
         s1 = 0 if r1 > a1 else wmul(wsub(a1, r1), MAX_NODE_SCORE) / (a1 if a1 != 0 else 1)
         node_score = wadd(wmul(s0, w0) if a0 != 0 else 0, wmul(s1, w1) if a1 != 0 else 0)
         weight_sum = wadd(w0 if a0 != 0 else 0, w1 if a1 != 0 else 0)
-        v = 0 if weight_sum == 0 else _div_weights(node_score, weight_sum)
-        fs[row] = v
-        bad_fit |= <u64>v > MAX_NODE_SCORE
+        vf = 0 if weight_sum == 0 else _div_weights(node_score, weight_sum)
+        fs[row] = vf
+        bad_fit |= <u64>vf > MAX_NODE_SCORE
         # BalancedAllocation (_balanced_score, two resources); a 0 allocatable gives inf/nan here,
         # unused: std is 0 unless both resources are present
         f0 = <f64>wadd(x0, bp0) / <f64>a0
@@ -435,16 +484,8 @@ cdef inline void _check_spec_cols(const i64* cols, Py_ssize_t k, Py_ssize_t widt
             raise ValueError(f"resource column {cols[j]} outside the table's {width} columns")
 
 
-def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
-    """Fit bits, Fit score and BalancedAllocation score of rows ``[0, n)`` in one sweep.
-
-    ``alloc``/``req``/``nz``/``allowed``/``count`` are the node table's whole arrays (only the first
-    ``n`` rows are read, so the caller does not slice); ``spec`` is the pod's packed int64 spec
-    (layout in ``kernels.pxd``). Returns ``(bits | None, fit | None, fit_in_range, balanced | None,
-    balanced_in_range, failing_rows)``; a part the spec does not ask for is None, and
-    ``failing_rows`` counts rows with any failure bit (0 when the filter part is off), so the
-    caller needs no second pass to learn that every node fits.
-    """
+cdef tuple _fused(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf, i64 wb):
+    """Both public sweeps: checks, allocation, dispatch to the specialized or generic loop."""
     if n < 0:
         raise ValueError("n must be >= 0")
     cdef const i64* sp = _table(spec, 1, SPEC_HEADER, 0, "spec")
@@ -474,6 +515,18 @@ def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
     cdef const i64* pz = _table(nz, 2, n, 2, "nonzero_requested")
     cdef const i64* pal = _table(allowed, 1, n, 0, "allowed_pods")
     cdef const i64* pco = _table(count, 1, n, 0, "pod_count")
+    cdef const u8* pv = NULL
+    cdef cnp.ndarray va
+    if valid is not None:
+        if not cnp.PyArray_Check(valid):
+            raise TypeError("valid must be a numpy array")
+        va = <cnp.ndarray>valid
+        if (cnp.PyArray_TYPE(va) != cnp.NPY_BOOL or cnp.PyArray_NDIM(va) != 1
+                or not cnp.PyArray_IS_C_CONTIGUOUS(va)):
+            raise ValueError("valid must be a C-contiguous 1-d bool array")
+        if va.shape[0] < n:
+            raise ValueError(f"valid has {va.shape[0]} rows, the kernel needs {n}")
+        pv = <const u8*>cnp.PyArray_DATA(va)
     _check_spec_cols(fcols, kf, width)
     _check_spec_cols(scols, ks, width)
     _check_spec_cols(bcols, kb, width)
@@ -486,11 +539,19 @@ def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
     bits_out = _empty(n, cnp.NPY_UINT64) if do_filter else None
     fit_out = _empty(n, cnp.NPY_INT64) if do_fit else None
     bal_out = _empty(n, cnp.NPY_INT64) if do_bal else None
+    pass_out = _empty(n, cnp.NPY_BOOL) if pv != NULL else None
     cdef u64* bits = <u64*>cnp.PyArray_DATA(<cnp.ndarray>bits_out) if do_filter else NULL
     cdef i64* fs = <i64*>cnp.PyArray_DATA(<cnp.ndarray>fit_out) if do_fit else NULL
     cdef i64* bs = <i64*>cnp.PyArray_DATA(<cnp.ndarray>bal_out) if do_bal else NULL
+    cdef u8* ps = <u8*>cnp.PyArray_DATA(<cnp.ndarray>pass_out) if pv != NULL else NULL
     cdef Py_ssize_t n_fail = 0
     cdef bint fit_ok = True, bal_ok = True
+    cdef Best best
+    best.best = INT64_MIN
+    best.ties = 0
+    best.first = -1
+    best.last = -1
+    best.n_pass = 0
     with nogil:
         if (do_filter and do_fit and do_bal and strategy == LEAST_ALLOCATED and kf == 2 and ks == 2
                 and kb == 2 and fcols[0] == 0 and fcols[1] == 1 and scols[0] == 0 and scols[1] == 1
@@ -503,7 +564,78 @@ def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
             _sweep(n, pa, ra, pr, rr, pz, pal, pco, do_filter, fcols, fpod, kf,
                    do_fit, scols, ssrc, spod, sw, ks, strategy, su, sv, m, do_bal, bcols, bpod, kb,
                    bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
-    return bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail
+        if pv != NULL:
+            _pass_best(n, pv, bits, fs, wf if do_fit else 0, bs, wb if do_bal else 0, ps, &best)
+    if pv == NULL:
+        return bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail
+    return (bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail,
+            pass_out, best.n_pass, best.best, best.ties, best.first, best.last)
+
+
+def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
+    """Fit bits, Fit score and BalancedAllocation score of rows ``[0, n)`` in one sweep.
+
+    ``alloc``/``req``/``nz``/``allowed``/``count`` are the node table's whole arrays (only the first
+    ``n`` rows are read, so the caller does not slice); ``spec`` is the pod's packed int64 spec
+    (layout in ``kernels.pxd``). Returns ``(bits | None, fit | None, fit_in_range, balanced | None,
+    balanced_in_range, failing_rows)``; a part the spec does not ask for is None, and
+    ``failing_rows`` counts rows with any failure bit (0 when the filter part is off), so the
+    caller needs no second pass to learn that every node fits.
+    """
+    return _fused(alloc, req, nz, allowed, count, None, n, spec, 0, 0)
+
+
+def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf, i64 wb):
+    """:func:`fused_resources` plus what the runtime would otherwise compute in two more passes.
+
+    ``valid`` is the node table's bool row mask. A row *passes* when it is valid and has no Fit
+    failure bit (every valid row passes when the filter part is off). Returns the six values of
+    ``fused_resources`` followed by ``(passed, n_pass, best, ties, first, last)``: the bool pass
+    mask of rows ``[0, n)``, how many rows pass, and over the passing rows the maximum of
+    ``wf * fit + wb * balanced`` (Go int64 arithmetic; a part the spec leaves out counts 0), how
+    many rows reach it and the first and last of them (``ties == 0``, ``first == last == -1``
+    and ``best == 0`` when no row passes).
+    """
+    if valid is None:
+        raise TypeError("valid must be a numpy array")
+    return _fused(alloc, req, nz, allowed, count, valid, n, spec, wf, wb)
+
+
+def nth_best_row(fit, i64 wf, bal, i64 wb, passed, i64 best, Py_ssize_t k, Py_ssize_t start):
+    """Row of the ``k``-th (from 0) passing row at or after ``start`` whose ``wf*fit + wb*bal``
+    equals ``best`` (``fit``/``bal`` may be None: that part counts 0); -1 if there is none.
+
+    The second, rare half of the fused selection: needed only when the random pick falls strictly
+    between the first and last tying rows that ``fused_pass`` reported.
+    """
+    if not cnp.PyArray_Check(passed) or cnp.PyArray_TYPE(<cnp.ndarray>passed) != cnp.NPY_BOOL:
+        raise ValueError("passed must be a bool array")
+    cdef cnp.ndarray pa = <cnp.ndarray>passed
+    if pa.ndim != 1 or not cnp.PyArray_IS_C_CONTIGUOUS(pa):
+        raise ValueError("passed must be a C-contiguous 1-d array")
+    cdef Py_ssize_t n = pa.shape[0], i
+    cdef const i64* pf = NULL
+    cdef const i64* pb = NULL
+    if fit is not None:
+        pf = _table(fit, 1, n, 0, "fit")
+    if bal is not None:
+        pb = _table(bal, 1, n, 0, "bal")
+    cdef const u8* pp = <const u8*>cnp.PyArray_DATA(pa)
+    cdef i64 v
+    cdef Py_ssize_t found = -1
+    if start < 0:
+        start = 0
+    with nogil:
+        for i in range(start, n):
+            if not pp[i]:
+                continue
+            v = wadd(wmul(pf[i], wf) if pf != NULL else 0, wmul(pb[i], wb) if pb != NULL else 0)
+            if v == best:
+                if k == 0:
+                    found = i
+                    break
+                k -= 1
+    return found
 
 
 # --------------------------------------------------------------------------- the runtime's passes

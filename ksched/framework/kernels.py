@@ -123,3 +123,39 @@ def drop_failed(feasible: np.ndarray, failed: np.ndarray, n: int) -> int:
     ):
         return int(fast.drop_failed(feasible, failed, n))
     return drop_failed_ref(feasible, failed, n)
+
+
+def nth_best_row_ref(
+    arrays: tuple[np.ndarray, ...],
+    weights: tuple[int, ...],
+    passed: np.ndarray,
+    best: int,
+    k: int,
+    start: int,
+) -> int:
+    """Row of the ``k``-th (from 0) ``passed`` row at or after ``start`` whose ``sum(w * a[row])``
+    (int64, wrapping) equals ``best``; -1 if there is none."""
+    n = passed.shape[0]
+    total = np.zeros(n, dtype=np.int64)
+    for a, w in zip(arrays, weights, strict=True):
+        total += a[:n] * np.int64(w)
+    hits = np.flatnonzero(passed & (total == best))
+    hits = hits[hits >= start]
+    return int(hits[k]) if k < hits.size else -1
+
+
+def nth_best_row(
+    arrays: tuple[np.ndarray, ...],
+    weights: tuple[int, ...],
+    passed: np.ndarray,
+    best: int,
+    k: int,
+    start: int,
+) -> int:
+    """:func:`nth_best_row_ref`, compiled for one or two int64 arrays when available."""
+    fast = _fast if _tried else compiled()
+    if fast is not None and 1 <= len(arrays) <= 2 and passed.dtype == np.bool_ and passed.flags.c_contiguous:
+        fit, wf = arrays[0], weights[0]
+        bal, wb = (arrays[1], weights[1]) if len(arrays) == 2 else (None, 0)
+        return int(fast.nth_best_row(fit, wf, bal, wb, passed, best, k, start))
+    return nth_best_row_ref(arrays, weights, passed, best, k, start)

@@ -14,8 +14,10 @@ loop reports.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
+from types import MappingProxyType
 
 import numpy as np
 
@@ -24,6 +26,8 @@ from ksched.framework import kernels
 from ksched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    SUCCESS,
+    BestRows,
     Code,
     CycleState,
     FilterPlugin,
@@ -79,7 +83,25 @@ class CycleResult:
     prefilter_rejection: Status | None = None
     filters: list[tuple[str, FilterResult]] = field(default_factory=list)
     scores: list[PluginScores] = field(default_factory=list)
-    total: Scores | None = None
+    _total: Scores | None = None
+    _parts: tuple[list[np.ndarray], list[int], int, int] | None = None
+
+    @property
+    def total(self) -> Scores | None:
+        """Weighted sum of the scores (int when every plugin scored uniformly), None before Score.
+
+        Built on first read when the cycle chose its node from a precomputed :class:`BestRows`
+        and never needed the sum itself.
+        """
+        if self._total is None and self._parts is not None:
+            self._total = _weighted_sum(*self._parts)
+            self._parts = None
+        return self._total
+
+    @total.setter
+    def total(self, value: Scores | None) -> None:
+        self._total = value
+        self._parts = None
 
     @property
     def feasible_count(self) -> int:
@@ -127,19 +149,28 @@ class Framework:
         self.rng = rng if rng is not None else np.random.default_rng()
         self.plugins = {getattr(p, "name", repr(p)): p for p in plugins}
         self._normalizers = {p.name: p for p, _ in self.score_plugins if isinstance(p, NormalizeScorePlugin)}
+        # Per-profile constants the cycle would otherwise rebuild (or look up) every time.
+        self._score_weights: Mapping[str, int] = MappingProxyType({p.name: w for p, w in self.score_plugins})
+        self._scorers = [(p, p.name, w, self._normalizers.get(p.name)) for p, w in self.score_plugins]
+        self._gates = _Gates(self.pre_filter_plugins, self.pre_score_plugins)
 
     # ------------------------------------------------------------------ the cycle
     def run(self, pod: Pod, cluster: ClusterCache, *, explain: bool = False) -> CycleResult:
         """Run one scheduling cycle for ``pod``. ``explain`` keeps every plugin's scores."""
         nodes = cluster.nodes
         num_all = len(nodes)
-        result = CycleResult(pod, self.profile, num_all, Status())
+        result = CycleResult(pod, self.profile, num_all, SUCCESS)
         if num_all == 0:
             result.status = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",)
             )
             return result
-        state = CycleState()
+        plan = self._gates.plan(pod)
+        state = CycleState(
+            skip_filter=set(plan.skip_filter),
+            skip_score=set(plan.skip_score),
+            score_weights=self._score_weights,
+        )
         n = nodes.n_rows
         # One snapshot of the valid rows; ``feasible`` starts as the same array and is copied only
         # when something narrows it (most cycles on a healthy cluster never do).
@@ -151,7 +182,7 @@ class Framework:
         allowed: frozenset[str] | None = None
         allowing_plugins: list[str] = []
         rejection: Status | None = None
-        for plugin in self.pre_filter_plugins:
+        for plugin in plan.pre_filter:
             try:
                 pfr, status = plugin.pre_filter(state, pod, cluster)
             except Exception as exc:  # a plugin bug must not take the scheduler down
@@ -160,6 +191,8 @@ class Framework:
                     Code.ERROR, (f'running PreFilter plugin "{plugin.name}": {exc}',), plugin.name
                 )
                 return result
+            if status is SUCCESS and pfr is None:
+                continue  # the common case, without the enum comparisons below
             if status.code == Code.SKIP:
                 state.skip_filter.add(plugin.name)
                 continue
@@ -204,6 +237,7 @@ class Framework:
 
         # Filter
         count = -1  # feasible rows, once something has counted them
+        adopted: np.ndarray | None = None  # a filter's ``passed`` mask, taken over as ``feasible``
         skip_filter = state.skip_filter
         for plugin in self.filter_plugins:
             if plugin.name in skip_filter:
@@ -218,8 +252,14 @@ class Framework:
                 return result
             if fr.failed is not None:
                 result.filters.append((plugin.name, fr))
-                if feasible is valid:
-                    feasible = valid.copy()
+            if fr.passed is not None and feasible is valid:
+                # Nothing narrowed the valid rows yet, so the plugin's pass mask is the answer.
+                feasible = adopted = fr.passed
+                count = fr.n_passed
+            elif fr.failed is not None:
+                if feasible is valid or feasible is adopted:
+                    feasible = feasible.copy()  # never mutate the plugin's or the snapshot's array
+                    adopted = None
                 count = kernels.drop_failed(feasible, fr.failed, n)
         if feasible is valid:
             feasible = valid.copy()  # callers may mutate result.feasible; result.valid must not change
@@ -248,7 +288,7 @@ class Framework:
             return self._select(result, int(np.flatnonzero(feasible)[0]), nodes)
 
         # PreScore
-        for plugin in self.pre_score_plugins:
+        for plugin in plan.pre_score:
             try:
                 status = plugin.pre_score(state, pod, cluster, feasible)
             except Exception as exc:
@@ -257,6 +297,8 @@ class Framework:
                     Code.ERROR, (f'running PreScore plugin "{plugin.name}": {exc}',), plugin.name
                 )
                 return result
+            if status is SUCCESS:
+                continue
             if status.code == Code.SKIP:
                 state.skip_score.add(plugin.name)
             elif not status.ok:
@@ -269,12 +311,11 @@ class Framework:
         weights: list[int] = []
         const = 0
         skip_score = state.skip_score
-        for plugin, weight in self.score_plugins:
-            if plugin.name in skip_score:
+        for plugin, name, weight, norm in self._scorers:
+            if name in skip_score:
                 continue
             try:
                 raw = plugin.score(state, pod, cluster, feasible)
-                norm = self._normalizers.get(plugin.name)
                 scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
             except Exception as exc:
                 log.exception("Score plugin %s failed on %s", plugin.name, pod.key)
@@ -299,7 +340,19 @@ class Framework:
             else:
                 const += int(scores) * weight
         u = float(self.rng.random())
-        if arrays:
+        hint = state.best_rows
+        if (
+            arrays
+            and hint is not None
+            and hint.rows is feasible
+            and adopted is feasible
+            and not explain
+            and _hint_covers(hint, arrays, weights, const)
+        ):
+            # The fused sweep already found the best rows: pick among its ties, sum on demand.
+            result._parts = (arrays, weights, const, n)
+            row = _pick(hint, u)
+        elif arrays:
             total = _weighted_sum(arrays, weights, const, n)
             result.total = total
             row = kernels.select_best(total, feasible, u)
@@ -313,8 +366,107 @@ class Framework:
     def _select(result: CycleResult, row: int, nodes: object) -> CycleResult:
         result.selected_row = row
         result.selected_node = nodes.node(row).name  # type: ignore[attr-defined]
-        result.status = Status()
+        result.status = SUCCESS
         return result
+
+
+_SAFE_TOTAL = 1 << 62
+
+
+def _hint_covers(hint: BestRows, arrays: list[np.ndarray], weights: list[int], const: int) -> bool:
+    """Whether ``hint`` ranks rows exactly as ``sum(w * a) + const`` would.
+
+    Same arrays (identity) with the same weights, in any order; and no int64 wrap-around: the
+    feasible rows' scores are within 0..100 (the range check ran), so a small enough bound on
+    the weights and ``const`` means adding ``const`` keeps the order.
+    """
+    ha, hw = hint.arrays, hint.weights
+    if len(arrays) != len(ha):
+        return False
+    if len(arrays) == 1:
+        same = arrays[0] is ha[0] and weights[0] == hw[0]
+    elif len(arrays) == 2:  # the usual case (Fit and BalancedAllocation): no sorting
+        (a0, a1), (w0, w1) = arrays, weights
+        same = (a0 is ha[0] and a1 is ha[1] and w0 == hw[0] and w1 == hw[1]) or (
+            a0 is ha[1] and a1 is ha[0] and w0 == hw[1] and w1 == hw[0]
+        )
+    else:
+        ours = sorted((id(a), w) for a, w in zip(arrays, weights, strict=True))
+        same = ours == sorted((id(a), w) for a, w in zip(ha, hw, strict=True))
+    if not same:
+        return False
+    bound = abs(const)
+    for w in weights:
+        bound += MAX_NODE_SCORE * abs(w)
+    return bound < _SAFE_TOTAL
+
+
+def _pick(hint: BestRows, u: float) -> int:
+    """``select_best``'s choice among ``hint``'s ties: the ``floor(u * ties)``-th in row order."""
+    k = min(int(u * hint.ties), hint.ties - 1)
+    if k == 0:
+        return hint.first
+    if k == hint.ties - 1:
+        return hint.last
+    return kernels.nth_best_row(hint.arrays, hint.weights, hint.rows, hint.best, k - 1, hint.first + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The PreFilter / PreScore plugins to call for pods with one combination of features, and
+    the plugins already known to skip."""
+
+    pre_filter: list[PreFilterPlugin]
+    skip_filter: frozenset[str]
+    pre_score: list[PreScorePlugin]
+    skip_score: frozenset[str]
+
+
+class _Gates:
+    """Per-profile: which plugins skip which pods, from their ``skips_pods_without`` declarations.
+
+    A cycle reads each declared Pod attribute once (``attrgetter``, in C) and looks up the plan for
+    that combination of present/absent features, instead of calling every gated plugin's PreFilter
+    and PreScore to hear "Skip". Plans are built on first use; there are at most 2^attributes.
+    """
+
+    def __init__(self, pre_filter: list[PreFilterPlugin], pre_score: list[PreScorePlugin]) -> None:
+        self._pre_filter = pre_filter
+        self._pre_score = pre_score
+        attrs: list[str] = []
+        for p in (*pre_filter, *pre_score):
+            attr = getattr(p, "skips_pods_without", None)
+            if isinstance(attr, str) and attr not in attrs:
+                attrs.append(attr)
+        self._attrs = tuple(attrs)
+        self._get = attrgetter(*attrs) if attrs else None
+        self._plans: dict[tuple[bool, ...], _Plan] = {}
+
+    def plan(self, pod: Pod) -> _Plan:
+        get = self._get
+        if get is None:
+            key: tuple[bool, ...] = ()
+        elif len(self._attrs) == 1:
+            key = (bool(get(pod)),)
+        else:
+            key = tuple(map(bool, get(pod)))
+        found = self._plans.get(key)
+        if found is None:
+            found = self._plans[key] = self._build(key)
+        return found
+
+    def _build(self, key: tuple[bool, ...]) -> _Plan:
+        absent = {a for a, present in zip(self._attrs, key, strict=True) if not present}
+
+        def skips(p: object) -> bool:
+            return getattr(p, "skips_pods_without", None) in absent
+
+        return _Plan(
+            [p for p in self._pre_filter if not skips(p)],
+            frozenset(p.name for p in self._pre_filter if skips(p)),
+            [p for p in self._pre_score if not skips(p)],
+            frozenset(p.name for p in self._pre_score if skips(p)),
+        )
 
 
 def _weighted_sum(arrays: list[np.ndarray], weights: list[int], const: int, n: int) -> np.ndarray:

@@ -171,6 +171,65 @@ def test_fused_resources_default_shape(t: dict[str, Any], spare: int, nonzero_sr
     _fused(t, spec, spare)
 
 
+def _fused_pass(t: dict[str, Any], spec: np.ndarray, spare: int, seed: int) -> None:
+    """``fused_pass`` == ``fused_pass_ref`` (pass mask, counts and best rows included), with random
+    valid rows and weights, on the padded table."""
+    assert FAST is not None
+    n = t["alloc"].shape[0]
+    rng = np.random.default_rng(seed)
+
+    def pad(a: np.ndarray) -> np.ndarray:
+        out = np.full((n + spare, *a.shape[1:]), 7, dtype=a.dtype)
+        out[:n] = a
+        return out
+
+    table = [pad(t[k]) for k in ("alloc", "req", "nz", "allowed", "count")]
+    valid = np.ones(n + spare, dtype=np.bool_)
+    valid[:n] = rng.random(n) < rng.random()
+    wf, wb = (int(w) for w in rng.choice([0, 1, 2, 3, 7, 2**40, 2**62], size=2))
+    want = scoring.fused_pass_ref(*table, valid, n, spec, wf, wb)
+    got = FAST.fused_pass(*table, valid, n, spec, wf, wb)
+    _assert_same(got, want)
+    passed, ties, best = got[6], got[9], got[8]
+    fit, bal = got[1], got[3]
+    arrays = tuple(a for a in (fit, bal) if a is not None)
+    weights = tuple(w for a, w in ((fit, wf), (bal, wb)) if a is not None)
+    for k in range(ties):  # every tie is found by both nth_best_row implementations
+        want_row = kernels.nth_best_row_ref(arrays, weights, passed, best, k, 0)
+        assert want_row >= 0
+        assert FAST.nth_best_row(fit, wf if fit is not None else 0, bal, wb if bal is not None else 0,
+                                 passed, best, k, 0) == want_row  # fmt: skip
+        assert kernels.nth_best_row(arrays, weights, passed, best, k, 0) == want_row
+
+
+@SETTINGS
+@given(tables(), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_fused_pass(
+    t: dict[str, Any], do_filter: bool, do_fit: bool, do_bal: bool, spare: int, seed: int
+) -> None:
+    spec = scoring.pack_spec(
+        do_filter, t["fcols"][:31], t["fpod"][:31],
+        do_fit, t["scols"], t["ssrc"], t["spod"], t["sw"], t["strategy"], t["shape_u"], t["shape_s"],
+        do_bal, t["scols"], t["spod"],
+    )  # fmt: skip
+    _fused_pass(t, spec, spare, seed)
+
+
+@SETTINGS
+@given(tables(), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_fused_pass_default_shape(t: dict[str, Any], spare: int, seed: int) -> None:
+    """The specialized default-profile sweep through ``fused_pass`` (pass mask and best rows)."""
+    pod = t["fpod"][:2] if t["fpod"].shape[0] >= 2 else np.array([1000, 2**31], dtype=I64)
+    cols = np.array([0, 1], dtype=I64)
+    src = np.array([1, 2], dtype=I64)
+    w = t["sw"][:2] if t["sw"].shape[0] >= 2 else np.array([1, 1], dtype=I64)
+    spec = scoring.pack_spec(
+        True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, t["shape_u"], t["shape_s"],
+        True, cols, pod,
+    )  # fmt: skip
+    _fused_pass(t, spec, spare, seed)
+
+
 def test_fused_resources_rejects_bad_input() -> None:
     assert FAST is not None
     alloc = np.zeros((3, 4), dtype=I64)

@@ -19,6 +19,8 @@ NAME: Final = names.DYNAMIC_RESOURCES
 
 class DynamicResources:
     name = NAME
+    skips_pods_without = "resource_claims"
+    """PreFilter skips pods without claims; the runtime then need not call it (``PodGatedPlugin``)."""
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterCache

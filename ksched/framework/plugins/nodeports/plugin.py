@@ -25,6 +25,8 @@ class NodePorts:
     """PreFilter skips pods without host ports; Filter fails (Unschedulable) nodes where one is taken."""
 
     name = NAME
+    skips_pods_without = "host_ports"
+    """PreFilter skips pods without host ports; the runtime then need not call it (``PodGatedPlugin``)."""
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterCache

@@ -42,7 +42,7 @@ class BalancedAllocation:
         self.scores_in_range = True
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
-        return SKIP if self._pass.spec(pod, cluster).best_effort else SUCCESS
+        return SKIP if self._pass.cycle_spec(state, pod, cluster).best_effort else SUCCESS
 
     def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
         res = self._pass.result(state, pod, cluster)

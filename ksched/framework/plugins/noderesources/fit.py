@@ -111,20 +111,22 @@ class Fit:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterCache
     ) -> tuple[PreFilterResult | None, Status]:
-        state.data[PRE_FILTER_STATE_KEY] = self._pass.spec(pod, cluster)
+        state.data[PRE_FILTER_STATE_KEY] = self._pass.cycle_spec(state, pod, cluster)
         return None, SUCCESS
 
     def _spec(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PodSpec:
         spec: PodSpec | None = state.data.get(PRE_FILTER_STATE_KEY)
-        return spec if spec is not None else self._pass.spec(pod, cluster)
+        return spec if spec is not None else self._pass.cycle_spec(state, pod, cluster)
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
         res = self._pass.result(state, pod, cluster)
         bits = res.bits
         if bits is None or res.failing_rows == 0:
-            return FilterResult.all_pass()
+            if res.passed is None:
+                return FilterResult.all_pass()
+            return FilterResult(None, passed=res.passed, n_passed=res.n_passed)
         spec = self._spec(state, pod, cluster)
-        return FilterResult(bits, spec.reasons, spec.codes)
+        return FilterResult(bits, spec.reasons, spec.codes, res.passed, res.n_passed)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
         return SUCCESS

@@ -25,14 +25,14 @@ import numpy as np
 
 from ksched.cache.cluster import ClusterCache
 from ksched.framework import kernels, names
-from ksched.framework.interface import Code, CycleState
+from ksched.framework.interface import BestRows, Code, CycleState
 from ksched.framework.plugins.noderesources.scoring import (
     MAX_FILTER_RESOURCES,
     REQUESTED_TO_CAPACITY_RATIO,
     SRC_NONZERO_CPU,
     SRC_NONZERO_MEMORY,
     SRC_REQUESTED,
-    fused_resources_ref,
+    fused_pass_ref,
     pack_spec,
 )
 from ksched.model.pod import Pod
@@ -40,6 +40,7 @@ from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY
 
 SHARED_KEY: Final = "noderesources.ResourcePass"
 STATE_KEY: Final = f"{names.NODE_RESOURCES_FIT}.resources"
+SPEC_STATE_KEY: Final = f"{names.NODE_RESOURCES_FIT}.spec"
 SPEC_CACHE_SIZE: Final = 512
 ERR_REASON_TOO_MANY_PODS: Final = "Too many pods"
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -115,6 +116,9 @@ class PassResult:
     balanced_in_range: bool
     failing_rows: int
     """Rows with any Fit failure bit (counted in the sweep, so Filter needs no ``bits.any()``)."""
+    passed: np.ndarray | None = None
+    """Valid rows without a failure bit (``FilterResult.passed``); None from the plain sweep."""
+    n_passed: int = -1
 
 
 class ResourcePass:
@@ -251,27 +255,57 @@ class ResourcePass:
             packed,
         )
 
+    def cycle_spec(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PodSpec:
+        """:meth:`spec`, looked up once per cycle: Fit's PreFilter, BalancedAllocation's PreScore
+        and the sweep all need it, and building the cache key is most of a lookup's cost."""
+        spec: PodSpec | None = state.data.get(SPEC_STATE_KEY)
+        if spec is None:
+            spec = self.spec(pod, cluster)
+            state.data[SPEC_STATE_KEY] = spec
+        return spec
+
     # ------------------------------------------------------------------ the sweep
     def result(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PassResult:
-        """This cycle's results, running the fused kernel on first use."""
+        """This cycle's results, running the fused kernel on first use.
+
+        The kernel also returns the pass mask (handed to the runtime as ``FilterResult.passed``)
+        and, weighted with the profile's Score weights of the two plugins, where their summed
+        scores peak among the passing rows: left in ``state.best_rows`` so that the runtime can
+        skip summing and scanning when nothing else scores per node (see :class:`BestRows`).
+        """
         memo: PassResult | None = state.data.get(STATE_KEY)
         if memo is not None:
             return memo
-        spec = self.spec(pod, cluster)
+        spec = self.cycle_spec(state, pod, cluster)
         nodes = cluster.nodes
-        run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_resources", fused_resources_ref)
+        weights = state.score_weights
+        wf = weights.get(names.NODE_RESOURCES_FIT, 0) if self.fit is not None else 0
+        wb = weights.get(names.NODE_RESOURCES_BALANCED_ALLOCATION, 0) if self.balanced is not None else 0
+        run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_pass", fused_pass_ref)
         # Whole arrays and the row count, not ``[:n]`` views: five slices cost more than the checks.
-        bits, fit_scores, fit_ok, bal, bal_ok, n_fail = run(
+        bits, fit_scores, fit_ok, bal, bal_ok, n_fail, passed, n_pass, best, ties, first, last = run(
             nodes.allocatable,
             nodes.requested,
             nodes.nonzero_requested,
             nodes.allowed_pods,
             nodes.pod_count,
+            nodes.valid,
             nodes.n_rows,
             spec.packed,
+            wf,
+            wb,
         )
-        memo = PassResult(bits, fit_scores, fit_ok, bal, bal_ok, n_fail)
+        memo = PassResult(bits, fit_scores, fit_ok, bal, bal_ok, n_fail, passed, n_pass)
         state.data[STATE_KEY] = memo
+        if ties:
+            arrays: list[np.ndarray] = []
+            used: list[int] = []
+            if fit_scores is not None and wf:
+                arrays.append(fit_scores), used.append(wf)
+            if bal is not None and wb:
+                arrays.append(bal), used.append(wb)
+            if arrays:
+                state.best_rows = BestRows(tuple(arrays), tuple(used), passed, best, ties, first, last)
         return memo
 
 

@@ -16,7 +16,7 @@ identically (no ``np.std``, no reassociation).
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -294,3 +294,39 @@ def fused_resources_ref(
     bal, bal_ok = balanced_score_ref(alloc, req, s.bcols, s.bpod) if s.do_bal else (None, True)
     n_fail = int(np.count_nonzero(bits)) if bits is not None else 0
     return bits, fit, fit_ok, bal, bal_ok, n_fail
+
+
+def fused_pass_ref(
+    alloc: np.ndarray,
+    req: np.ndarray,
+    nz: np.ndarray,
+    allowed: np.ndarray,
+    count: np.ndarray,
+    valid: np.ndarray,
+    n: int,
+    spec: np.ndarray,
+    wf: int,
+    wb: int,
+) -> tuple[Any, ...]:
+    """:func:`fused_resources_ref` plus the compiled ``fused_pass``'s extras (``kernels.pyx``):
+    ``(passed, n_pass, best, ties, first, last)``: the rows that are valid and fail no Fit check,
+    and where the maximum of ``wf * fit + wb * balanced`` (int64, wrapping; a part left out of
+    the spec counts 0) lies among them."""
+    bits, fit, fit_ok, bal, bal_ok, n_fail = fused_resources_ref(alloc, req, nz, allowed, count, n, spec)
+    passed = valid[:n].copy()
+    if bits is not None:
+        passed &= bits == 0
+    total = np.zeros(n, dtype=np.int64)
+    if fit is not None:
+        total += fit * np.int64(wf)
+    if bal is not None:
+        total += bal * np.int64(wb)
+    rows = np.flatnonzero(passed)
+    if rows.size == 0:
+        return bits, fit, fit_ok, bal, bal_ok, n_fail, passed, 0, 0, 0, -1, -1
+    best = total[rows].max()
+    ties = rows[total[rows] == best]
+    return (
+        bits, fit, fit_ok, bal, bal_ok, n_fail,
+        passed, int(rows.size), int(best), int(ties.size), int(ties[0]), int(ties[-1]),
+    )  # fmt: skip

@@ -33,12 +33,14 @@ from ksched.model.pod import Pod
 class PendingPlugin:
     """Skip for pods without the feature; an error naming the gap for pods with it."""
 
-    def __init__(self, name: str, uses_feature: Any) -> None:
+    def __init__(self, name: str, feature: str) -> None:
         self.name = name
-        self._uses = uses_feature
+        self.skips_pods_without = feature
+        """The Pod attribute that, when empty, makes PreFilter and PreScore Skip (``PodGatedPlugin``):
+        the runtime then does not call them at all."""
 
     def _status(self, pod: Pod) -> Status:
-        if not self._uses(pod):
+        if not getattr(pod, self.skips_pods_without):
             return SKIP
         return Status(Code.ERROR, (f"{self.name} is not implemented in ksched yet and this pod needs it",))
 
@@ -68,11 +70,11 @@ class PendingPostFilter:
 
 
 def new_pod_topology_spread(args: Any, handle: Handle) -> PendingPlugin:
-    return PendingPlugin(names.POD_TOPOLOGY_SPREAD, lambda pod: bool(pod.topology_spread_constraints))
+    return PendingPlugin(names.POD_TOPOLOGY_SPREAD, "topology_spread_constraints")
 
 
 def new_inter_pod_affinity(args: Any, handle: Handle) -> PendingPlugin:
-    return PendingPlugin(names.INTER_POD_AFFINITY, lambda pod: bool(pod.affinity))
+    return PendingPlugin(names.INTER_POD_AFFINITY, "affinity")
 
 
 def new_default_preemption(args: Any, handle: Handle) -> PendingPostFilter:

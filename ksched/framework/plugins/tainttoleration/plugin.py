@@ -53,6 +53,31 @@ def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[T
     return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
 
 
+class _ClusterMasks:
+    """Per-cluster taint masks, valid for one ``(node table, generation)``.
+
+    The hard and soft masks (and whether any node carries such a taint at all) change only when a
+    node does, which bumps ``NodeTable.generation``; tolerated masks also depend only on the
+    interned taints, so they are kept per distinct toleration tuple for the same generation.
+    Rebuilding them each cycle was a Python loop over the interned taints plus numpy ``any``
+    calls, twice per cycle.
+    """
+
+    __slots__ = ("generation", "hard", "hard_any", "nodes", "soft", "soft_any", "tolerated")
+
+    def __init__(self, nodes: Any) -> None:
+        self.nodes = nodes
+        self.generation = nodes.generation
+        self.hard = nodes.taint_mask(HARD_TAINT_EFFECTS)
+        self.hard_any = bool(self.hard.any())
+        self.soft = nodes.taint_mask((PREFER_NO_SCHEDULE,))
+        self.soft_any = bool(self.soft.any())
+        self.tolerated: dict[tuple[Toleration, ...], np.ndarray] = {}
+
+
+TOLERATED_CACHE_SIZE: Final = 256
+
+
 class TaintToleration:
     """Filter: untolerated NoSchedule/NoExecute taint → UnschedulableAndUnresolvable.
 
@@ -62,12 +87,32 @@ class TaintToleration:
     name = NAME
     scores_in_range = True
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def __init__(self) -> None:
+        self._masks: _ClusterMasks | None = None
+
+    def _cluster_masks(self, cluster: ClusterCache) -> _ClusterMasks:
         nodes = cluster.nodes
-        hard = nodes.taint_mask(HARD_TAINT_EFFECTS)
-        if not hard.any():
+        masks = self._masks
+        if masks is None or masks.nodes is not nodes or masks.generation != nodes.generation:
+            masks = self._masks = _ClusterMasks(nodes)
+        return masks
+
+    def _tolerated(
+        self, masks: _ClusterMasks, cluster: ClusterCache, tolerations: tuple[Toleration, ...]
+    ) -> np.ndarray:
+        found = masks.tolerated.get(tolerations)
+        if found is None:
+            if len(masks.tolerated) >= TOLERATED_CACHE_SIZE:
+                masks.tolerated.clear()
+            found = masks.tolerated[tolerations] = _tolerated_bits(cluster, tolerations)
+        return found
+
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+        masks = self._cluster_masks(cluster)
+        if not masks.hard_any:
             return FilterResult.all_pass()
-        untolerated = hard & ~_tolerated_bits(cluster, pod.tolerations)
+        nodes = cluster.nodes
+        untolerated = masks.hard & ~self._tolerated(masks, cluster, tuple(pod.tolerations))
         if not untolerated.any():
             return FilterResult.all_pass()
         fails = np.any(nodes.taint_bits[: nodes.n_rows] & untolerated, axis=1)
@@ -85,7 +130,8 @@ class TaintToleration:
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
         """Keep the tolerations that can matter for PreferNoSchedule taints; never skips, as upstream."""
-        state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        tolerations = pod.tolerations
+        state.data[PRE_SCORE_STATE_KEY] = prefer_no_schedule_tolerations(tolerations) if tolerations else ()
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
@@ -93,10 +139,10 @@ class TaintToleration:
         if tolerations is None:
             tolerations = prefer_no_schedule_tolerations(pod.tolerations)
         nodes = cluster.nodes
-        soft = nodes.taint_mask((PREFER_NO_SCHEDULE,))
-        if not soft.any():
+        masks = self._cluster_masks(cluster)
+        if not masks.soft_any:
             return 0
-        untolerated = soft & ~_tolerated_bits(cluster, tolerations)
+        untolerated = masks.soft & ~self._tolerated(masks, cluster, tuple(tolerations))
         if not untolerated.any():
             return 0
         return _popcount_rows(nodes.taint_bits[: nodes.n_rows] & untolerated)

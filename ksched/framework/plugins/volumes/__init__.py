@@ -22,6 +22,9 @@ UNSUPPORTED: Final = "ksched does not evaluate PersistentVolumeClaims yet: pod u
 class VolumePlugin:
     """One of the four volume plugins: Skip without claims, an error with them."""
 
+    skips_pods_without = "volume_claims"
+    """PreFilter skips pods without claims; the runtime then need not call it (``PodGatedPlugin``)."""
+
     def __init__(self, name: str) -> None:
         self.name = name
 

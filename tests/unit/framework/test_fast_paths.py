@@ -1,0 +1,68 @@
+"""The runtime's shortcuts decide exactly as the long way round.
+
+- ``skips_pods_without`` declarations (``PodGatedPlugin``) match what the plugins' PreFilter and
+  PreScore really return, so not calling them changes nothing.
+- A cycle that picks its node from the fused sweep's ``BestRows`` picks the same node, and reports
+  the same total, as one that sums and scans (explain mode never uses the shortcut).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ksched.config.load import default_config
+from ksched.framework.interface import Code, CycleState
+from ksched.framework.profile import build_profiles
+from tests.builders import cluster_of, make_node, pod
+
+
+def _gated_default_plugins() -> list[object]:
+    plugins = build_profiles(default_config(), seed=1)["default-scheduler"].plugins.values()
+    return [p for p in plugins if getattr(p, "skips_pods_without", None) is not None]
+
+
+def test_some_default_plugins_are_gated() -> None:
+    assert len(_gated_default_plugins()) >= 5
+
+
+@pytest.mark.parametrize("plugin", _gated_default_plugins(), ids=lambda p: getattr(p, "name", repr(p)))
+def test_gate_declarations_match_the_methods(plugin: object) -> None:
+    attr = plugin.skips_pods_without  # type: ignore[attr-defined]
+    cluster = cluster_of([make_node("n0", cpu=4, memory="8Gi", pods=10)])
+    plain = pod(requests={"cpu": "1"})
+    assert not getattr(plain, attr)
+    if hasattr(plugin, "pre_filter"):
+        pfr, status = plugin.pre_filter(CycleState(), plain, cluster)
+        assert pfr is None and status.code == Code.SKIP
+    if hasattr(plugin, "pre_score"):
+        assert plugin.pre_score(CycleState(), plain, cluster, np.ones(1, dtype=np.bool_)).code == Code.SKIP
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_best_rows_shortcut_picks_what_the_sum_picks(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = [("4", "8Gi"), ("8", "16Gi")]
+    nodes = []
+    for i in range(40):
+        cpu, mem = sizes[int(rng.integers(2))]
+        nodes.append(make_node(f"n{i:02d}", cpu=cpu, memory=mem, pods=int(rng.integers(0, 4))))
+    cluster = cluster_of(nodes)
+    incoming = pod(requests={"cpu": "500m", "memory": "1Gi"})
+    fast = build_profiles(default_config(), seed=seed)["default-scheduler"]
+    slow = build_profiles(default_config(), seed=seed)["default-scheduler"]
+    for _ in range(5):
+        a = fast.run(incoming, cluster)
+        b = slow.run(incoming, cluster, explain=True)  # explain: always sums and scans
+        assert a.selected_row == b.selected_row
+        np.testing.assert_array_equal(np.asarray(a.total), np.asarray(b.total))
+
+
+def test_status_of_a_pod_with_claims_is_still_an_error() -> None:
+    cluster = cluster_of([make_node("n0", cpu=4, memory="8Gi", pods=10)])
+    claimed = dataclasses.replace(pod(requests={"cpu": "1"}), volume_claims=("data",))
+    result = build_profiles(default_config(), seed=1)["default-scheduler"].run(claimed, cluster)
+    assert result.status.code == Code.ERROR
+    assert "data" in result.status.message

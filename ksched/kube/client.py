@@ -1,0 +1,475 @@
+"""``ApiClient``: the raw Kubernetes REST verbs over one aiohttp session, with JSON decoded by orjson.
+
+Every method is a coroutine meant for the I/O thread's loop (:mod:`ksched.kube.io_thread`); the
+session is created there on first use and closed by :meth:`ApiClient.close`. Paths are API paths
+(``/api/v1/namespaces/default/pods``); bodies and results are plain dicts, never generated models.
+
+Errors: a non-2xx answer raises the matching :mod:`ksched.errors` class with the server's
+``Status.message`` (409 :class:`Conflict`, 410 :class:`Gone`, 404 :class:`NotFound`, 429
+:class:`TooManyRequests` with ``Retry-After``, anything else :class:`ApiError`); a connection failure
+or timeout raises :class:`ApiConnectionError` (an ``ApiError`` with status 0).
+
+Retries (:class:`RetrySettings`): 429, 5xx, timeouts and connection errors are retried with
+exponential backoff and jitter (never sooner than a ``Retry-After`` header asks, up to
+``max_retry_after_s``) for
+requests that are safe to repeat:
+
+- GET / LIST: read-only;
+- PUT carrying ``metadata.resourceVersion``: if the first attempt was applied, the repeat answers 409;
+- PATCH: every patch ksched sends sets fields to absolute values (status conditions, a nominated
+  node), so applying it twice gives the same object;
+- DELETE with a uid precondition: a repeat answers 404 (already gone) or 409 (a new object of that
+  name), never deletes something else.
+
+POST is not repeated unless the caller says so (``retry=True``). The binder does: a binding carries a
+``metadata.uid`` precondition and the API server accepts one binding per pod, so if a first attempt
+was applied but its answer lost, the repeat answers 409 "already assigned", and
+:func:`ksched.kube.writers.bind` then reads the pod and reports success when it is bound to the node
+it asked for. Events are repeated too (a duplicate event is harmless).
+
+Rate limit: writes (POST/PUT/PATCH/DELETE, each attempt) take a token from a :class:`TokenBucket`
+with ``clientConnection``'s QPS and burst; reads and watches do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+
+from ksched import __version__
+from ksched.errors import ApiError, Conflict, Gone, NotFound, TooManyRequests
+from ksched.kube.connection import Connection
+from ksched.kube.ratelimit import BackoffSettings, TokenBucket, backoff_delay
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = f"ksched/{__version__}"
+JSON = "application/json"
+PATCH_TYPES = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class ApiConnectionError(ApiError):
+    """The request did not get an HTTP answer: connection refused or reset, TLS failure, timeout."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(0, reason, message)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetrySettings:
+    """How requests that are safe to repeat are repeated."""
+
+    max_retries: int = 5
+    """Retries after the first attempt; 0 turns retrying off."""
+    backoff: BackoffSettings = field(default_factory=lambda: BackoffSettings(initial_s=0.1, max_s=5.0))
+    """Delay between attempts; a ``Retry-After`` from the server makes it at least that long."""
+    max_retry_after_s: float = 30.0
+    """A longer ``Retry-After`` is cut to this."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientSettings:
+    """The HTTP session's limits and timeouts."""
+
+    qps: float = 50.0
+    """Writes per second (``clientConnection.qps``); ``<= 0`` means no client-side limit."""
+    burst: int = 100
+    """Writes allowed back to back (``clientConnection.burst``)."""
+    request_timeout_s: float = 30.0
+    """Whole-request timeout for everything but watches."""
+    connect_timeout_s: float = 10.0
+    max_connections: int = 100
+    """Concurrent HTTP/1.1 connections (keep-alive) in the pool."""
+    retry: RetrySettings = field(default_factory=RetrySettings)
+
+
+def status_error(code: int, body: Any, retry_after_s: float | None = None) -> ApiError:
+    """The :mod:`ksched.errors` exception for an HTTP status and a (decoded) ``Status`` body."""
+    message, reason = "", ""
+    if isinstance(body, dict):
+        message = str(body.get("message") or "")
+        reason = str(body.get("reason") or "")
+        details = body.get("details")
+        if retry_after_s is None and isinstance(details, dict) and details.get("retryAfterSeconds"):
+            retry_after_s = float(details["retryAfterSeconds"])
+    elif isinstance(body, bytes | str):
+        message = (body.decode(errors="replace") if isinstance(body, bytes) else body)[:500]
+    if code == 409:
+        return Conflict(code, reason or "Conflict", message)
+    if code == 410:
+        return Gone(code, reason or "Expired", message)
+    if code == 404:
+        return NotFound(code, reason or "NotFound", message)
+    if code == 429:
+        return TooManyRequests(code, reason or "TooManyRequests", message, retry_after_s or 1.0)
+    return ApiError(code, reason or "Unknown", message)
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: rare from kube-apiserver; fall back to backoff
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return data
+
+
+class ApiClient:
+    """REST verbs against one API server; use from one event loop (see the module docstring)."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        qps: float | None = None,
+        burst: int | None = None,
+        settings: ClientSettings | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        s = settings or ClientSettings()
+        self.connection = connection
+        self.settings = s
+        self.limiter = TokenBucket(s.qps if qps is None else qps, s.burst if burst is None else burst)
+        self._rng = rng or random.Random()
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+        self._ssl: Any = connection.ssl if connection.ssl is not None else True
+        self._extra: dict[str, Any] = {}
+        if connection.tls_server_name:
+            self._extra["server_hostname"] = connection.tls_server_name
+        if connection.proxy:
+            self._extra["proxy"] = connection.proxy
+        self._timeout = aiohttp.ClientTimeout(total=s.request_timeout_s, connect=s.connect_timeout_s)
+        self._auth_lock: asyncio.Lock | None = None
+        self.stats: dict[str, int] = {"requests": 0, "retries": 0, "errors": 0}
+        """Counters: attempts sent, retries made, errors raised to callers."""
+
+    # -- session ------------------------------------------------------------------------------------
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            if self._closed:
+                raise RuntimeError("ApiClient is closed")
+            connector = aiohttp.TCPConnector(limit=self.settings.max_connections, ssl=self._ssl)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers={"User-Agent": USER_AGENT, "Accept": JSON},
+                skip_auto_headers=("Content-Type",),
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the session and its connections (idempotent)."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    def _headers(self, content_type: str | None) -> dict[str, str] | None:
+        auth = self.connection.credentials.header
+        if auth is None and content_type is None:
+            return None
+        h: dict[str, str] = {}
+        if auth is not None:
+            h["Authorization"] = auth
+        if content_type is not None:
+            h["Content-Type"] = content_type
+        return h
+
+    async def _refresh_credentials(self, *, reload: bool) -> bool:
+        """Refresh (or, after a 401, reload) credentials in an executor; ``True`` if reloaded."""
+        if self._auth_lock is None:
+            self._auth_lock = asyncio.Lock()
+        creds = self.connection.credentials
+        async with self._auth_lock:
+            loop = asyncio.get_running_loop()
+            if reload:
+                return bool(await loop.run_in_executor(None, creds.reload))
+            if creds.due():
+                await loop.run_in_executor(None, creds.refresh)
+        return False
+
+    # -- the one request path -----------------------------------------------------------------------
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        retry: bool = False,
+        write: bool = False,
+    ) -> Any:
+        """Send one request (with retries when ``retry``); return the decoded JSON answer."""
+        data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        ctype = content_type if data is not None else None
+        url = self.connection.server + path
+        rs = self.settings.retry
+        max_retries = rs.max_retries if retry else 0
+        creds = self.connection.credentials
+        attempt = 0
+        reloaded = False
+        session = self._get_session()
+        while True:
+            if write and not self.limiter.unlimited:
+                await self.limiter.acquire()
+            if creds.refreshable and creds.due():
+                await self._refresh_credentials(reload=False)
+            self.stats["requests"] += 1
+            retry_after: float | None = None
+            try:
+                async with session.request(
+                    method,
+                    url,
+                    params=params,
+                    data=data,
+                    headers=self._headers(ctype),
+                    timeout=self._timeout,
+                    **self._extra,
+                ) as resp:
+                    raw = await resp.read()
+                    code = resp.status
+                    if code < 300:
+                        return orjson.loads(raw) if raw else None
+                    if code in (429, 503):
+                        retry_after = _retry_after(resp.headers.get("Retry-After"))
+                err: ApiError = status_error(code, _loads(raw), retry_after)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
+                err = ApiConnectionError(kind, f"{method} {path}: {exc!r}")
+                err.__cause__ = exc
+                code = 0
+            if code == 401 and not reloaded and creds.reloadable:
+                reloaded = True
+                if await self._refresh_credentials(reload=True):
+                    continue
+            if attempt >= max_retries or not (code == 0 or code in _RETRY_STATUS):
+                self.stats["errors"] += 1
+                raise err
+            delay = backoff_delay(
+                attempt,
+                initial_s=rs.backoff.initial_s,
+                max_s=rs.backoff.max_s,
+                factor=rs.backoff.factor,
+                jitter=rs.backoff.jitter,
+                u=self._rng.random(),
+            )
+            if retry_after is not None:  # at least what the server asked for
+                delay = max(delay, min(retry_after, rs.max_retry_after_s))
+            attempt += 1
+            self.stats["retries"] += 1
+            log.debug("retrying %s %s in %.3fs after %s (attempt %d)", method, path, delay, err, attempt)
+            await asyncio.sleep(delay)
+
+    # -- verbs --------------------------------------------------------------------------------------
+    async def get(self, path: str, *, params: Mapping[str, str] | None = None) -> Any:
+        """GET one object (or any JSON document)."""
+        return await self.request("GET", path, params=params, retry=True)
+
+    async def list_page(
+        self,
+        path: str,
+        *,
+        limit: int = 500,
+        continue_token: str = "",
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of a list: the raw ``...List`` document (``metadata.continue`` names the next)."""
+        params: dict[str, str] = {}
+        if limit > 0:
+            params["limit"] = str(limit)
+        if continue_token:
+            params["continue"] = continue_token
+        elif resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        doc = await self.request("GET", path, params=params, retry=True)
+        if not isinstance(doc, dict):
+            raise ApiError(
+                200, "BadResponse", f"GET {path}: expected a list object, got {type(doc).__name__}"
+            )
+        return doc
+
+    async def list_pages(
+        self,
+        path: str,
+        *,
+        limit: int = 500,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
+        """Yield ``(items, resourceVersion)`` page by page, following ``continue`` tokens.
+
+        The resourceVersion of the last page is the one to watch from. A continue token that expired
+        mid-list raises :class:`Gone`; the caller starts over.
+        """
+        token = ""
+        while True:
+            doc = await self.list_page(
+                path,
+                limit=limit,
+                continue_token=token,
+                label_selector=label_selector,
+                field_selector=field_selector,
+            )
+            meta = doc.get("metadata") or {}
+            yield list(doc.get("items") or ()), str(meta.get("resourceVersion") or "")
+            token = str(meta.get("continue") or "")
+            if not token:
+                return
+
+    async def list(
+        self,
+        path: str,
+        *,
+        limit: int = 500,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str]:
+        """Every item of a (paginated) list and the list's resourceVersion."""
+        items: list[dict[str, Any]] = []
+        rv = ""
+        async for page, page_rv in self.list_pages(
+            path, limit=limit, label_selector=label_selector, field_selector=field_selector
+        ):
+            items.extend(page)
+            rv = page_rv
+        return items, rv
+
+    async def post(self, path: str, body: Any, *, retry: bool = False) -> Any:
+        """Create (or POST to a subresource such as ``pods/NAME/binding``); see ``retry`` above."""
+        return await self.request("POST", path, body=body, retry=retry, write=True)
+
+    async def put(self, path: str, body: Mapping[str, Any], *, retry: bool | None = None) -> Any:
+        """Replace; retried by default only when the body carries ``metadata.resourceVersion``."""
+        if retry is None:
+            meta = body.get("metadata")
+            retry = isinstance(meta, dict) and bool(meta.get("resourceVersion"))
+        return await self.request("PUT", path, body=body, retry=retry, write=True)
+
+    async def patch(self, path: str, patch: Any, *, patch_type: str = "strategic", retry: bool = True) -> Any:
+        """Patch with ``patch_type`` ``strategic`` (default), ``merge`` or ``json``."""
+        try:
+            ctype = PATCH_TYPES[patch_type]
+        except KeyError:
+            raise ValueError(f"patch_type must be one of {sorted(PATCH_TYPES)}, got {patch_type!r}") from None
+        return await self.request("PATCH", path, body=patch, content_type=ctype, retry=retry, write=True)
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        grace_period_s: int | None = None,
+        propagation: str | None = None,
+        retry: bool | None = None,
+    ) -> Any:
+        """Delete with optional preconditions; retried by default only with a uid precondition."""
+        opts: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        pre = {}
+        if uid:
+            pre["uid"] = uid
+        if resource_version:
+            pre["resourceVersion"] = resource_version
+        if pre:
+            opts["preconditions"] = pre
+        if grace_period_s is not None:
+            opts["gracePeriodSeconds"] = grace_period_s
+        if propagation:
+            opts["propagationPolicy"] = propagation
+        return await self.request(
+            "DELETE", path, body=opts, retry=bool(uid) if retry is None else retry, write=True
+        )
+
+    async def watch(
+        self,
+        path: str,
+        *,
+        resource_version: str = "",
+        timeout_s: float = 300.0,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        bookmarks: bool = True,
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(type, object)`` from one watch stream until the server ends it.
+
+        ``type`` is ``ADDED``, ``MODIFIED``, ``DELETED``, ``BOOKMARK`` or ``ERROR`` (its object a
+        ``Status``; see :func:`status_error`). A refused watch raises like any request (410 Gone when
+        ``resource_version`` is too old); a stream cut mid-way raises :class:`ApiConnectionError`.
+        Not retried: the informer decides. Use with ``contextlib.aclosing`` when stopping early.
+        """
+        params = {"watch": "true", "timeoutSeconds": str(max(1, round(timeout_s)))}
+        if resource_version:
+            params["resourceVersion"] = resource_version
+        if bookmarks:
+            params["allowWatchBookmarks"] = "true"
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        creds = self.connection.credentials
+        if creds.refreshable and creds.due():
+            await self._refresh_credentials(reload=False)
+        session = self._get_session()
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self.settings.connect_timeout_s, sock_read=timeout_s + 30.0
+        )
+        self.stats["requests"] += 1
+        try:
+            async with session.get(
+                self.connection.server + path,
+                params=params,
+                headers=self._headers(None),
+                timeout=timeout,
+                **self._extra,
+            ) as resp:
+                if resp.status >= 300:
+                    raw = await resp.read()
+                    if resp.status == 401 and creds.reloadable:
+                        await self._refresh_credentials(reload=True)
+                    ra = _retry_after(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
+                    raise status_error(resp.status, _loads(raw), ra)
+                buf = bytearray()
+                async for chunk in resp.content.iter_any():
+                    buf += chunk
+                    end = buf.rfind(b"\n")
+                    if end < 0:
+                        continue
+                    lines = bytes(buf[:end]).split(b"\n")
+                    del buf[: end + 1]
+                    for line in lines:
+                        if not line.strip():
+                            continue
+                        ev = orjson.loads(line)
+                        yield ev.get("type", ""), ev.get("object") or {}
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ApiConnectionError(
+                "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError", f"watch {path}: {exc!r}"
+            ) from exc
+        except orjson.JSONDecodeError as exc:
+            raise ApiError(200, "BadResponse", f"watch {path}: undecodable frame: {exc}") from exc

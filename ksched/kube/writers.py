@@ -1,0 +1,169 @@
+"""The scheduler's writes: bindings, pod status patches, events, pod deletes and the leader Lease.
+
+Bodies are raw JSON dicts shaped as upstream kube-scheduler writes them. All functions are coroutines
+for the I/O loop and raise :mod:`ksched.errors` exceptions (see :mod:`ksched.kube.client`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import socket
+from typing import Any
+
+from ksched.errors import Conflict, NotFound
+from ksched.kube.client import ApiClient
+
+DEFAULT_REPORTING_CONTROLLER = "default-scheduler"
+LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+
+
+def pod_path(namespace: str, name: str, sub: str = "") -> str:
+    base = f"/api/v1/namespaces/{namespace}/pods/{name}"
+    return f"{base}/{sub}" if sub else base
+
+
+# -- bindings ---------------------------------------------------------------------------------------
+def binding_body(namespace: str, name: str, uid: str, node: str) -> dict[str, Any]:
+    """A v1 Binding with a uid precondition (upstream DefaultBinder's body)."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if uid:
+        meta["uid"] = uid
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": meta,
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+
+
+async def bind(
+    client: ApiClient, pod_ns: str, pod_name: str, pod_uid: str, node: str, *, retry: bool = True
+) -> None:
+    """Bind a pod to a node; raise :class:`Conflict` if the pod is bound elsewhere (or gone, or deleting).
+
+    Safe to retry (``retry=True``, the default): the API server accepts one binding per pod and the
+    body carries the pod's uid, so a repeat of a binding that was applied but whose answer was lost
+    answers 409. On 409 this reads the pod back: bound to ``node`` with ``pod_uid`` means the binding
+    we asked for is in place, and it returns normally; anything else re-raises the 409.
+    """
+    body = binding_body(pod_ns, pod_name, pod_uid, node)
+    try:
+        await client.post(pod_path(pod_ns, pod_name, "binding"), body, retry=retry)
+    except Conflict:
+        pod = await client.get(pod_path(pod_ns, pod_name))  # NotFound if the pod is gone
+        if not isinstance(pod, dict):
+            raise
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        if spec.get("nodeName") == node and (not pod_uid or meta.get("uid") == pod_uid):
+            return
+        raise
+
+
+# -- pods -------------------------------------------------------------------------------------------
+async def patch_pod_status(client: ApiClient, ns: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+    """Strategic-merge-patch ``pods/NAME/status`` (conditions merge by ``type``); returns the pod."""
+    result: dict[str, Any] = await client.patch(pod_path(ns, name, "status"), patch, patch_type="strategic")
+    return result
+
+
+async def delete_pod(client: ApiClient, ns: str, name: str, uid: str, grace: int | None = None) -> None:
+    """Delete a pod (a preemption victim) with a uid precondition; a pod already gone is fine."""
+    try:
+        await client.delete(pod_path(ns, name), uid=uid or None, grace_period_s=grace)
+    except NotFound:
+        return
+
+
+# -- events -----------------------------------------------------------------------------------------
+def micro_time(t: _dt.datetime) -> str:
+    """``metav1.MicroTime`` text: RFC 3339 with microseconds, UTC."""
+    return t.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def event_body(
+    *,
+    regarding: dict[str, Any],
+    reason: str,
+    note: str,
+    action: str,
+    event_type: str = "Normal",
+    now: _dt.datetime,
+    reporting_controller: str = DEFAULT_REPORTING_CONTROLLER,
+    reporting_instance: str | None = None,
+    related: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An ``events.k8s.io/v1`` Event as client-go's ``tools/events`` recorder builds it.
+
+    ``regarding`` is an ObjectReference (``kind``, ``namespace``, ``name``, ``uid``, ``apiVersion``);
+    the name is ``<regarding name>.<unix nanoseconds in hex>``; ``reportingInstance`` defaults to
+    ``<controller>-<hostname>``. The scheduler writes ``Scheduled`` (action ``Binding``, Normal) and
+    ``FailedScheduling`` (action ``Scheduling``, Warning). ``now`` is passed in (no clock here).
+    """
+    ns = regarding.get("namespace") or "default"
+    nanos = int(now.timestamp() * 1_000_000) * 1000
+    if reporting_instance is None:
+        reporting_instance = f"{reporting_controller}-{socket.gethostname()}"
+    body: dict[str, Any] = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": f"{regarding.get('name', 'object')}.{nanos:x}", "namespace": ns},
+        "eventTime": micro_time(now),
+        "reportingController": reporting_controller,
+        "reportingInstance": reporting_instance,
+        "action": action,
+        "reason": reason,
+        "note": note[:1024],  # the API rejects notes longer than 1 kB
+        "type": event_type,
+        "regarding": regarding,
+    }
+    if related is not None:
+        body["related"] = related
+    return body
+
+
+def pod_reference(namespace: str, name: str, uid: str, resource_version: str = "") -> dict[str, Any]:
+    """An ObjectReference to a pod, for ``regarding``."""
+    ref = {"kind": "Pod", "apiVersion": "v1", "namespace": namespace, "name": name, "uid": uid}
+    if resource_version:
+        ref["resourceVersion"] = resource_version
+    return ref
+
+
+async def create_event(client: ApiClient, event: dict[str, Any], *, retry: bool = True) -> dict[str, Any]:
+    """POST an ``events.k8s.io/v1`` Event (see :func:`event_body`); a duplicate on retry is harmless."""
+    ns = (event.get("metadata") or {}).get("namespace") or "default"
+    result: dict[str, Any] = await client.post(EVENTS_PATH.format(ns=ns), event, retry=retry)
+    return result
+
+
+# -- leases -----------------------------------------------------------------------------------------
+async def get_lease(client: ApiClient, ns: str, name: str) -> dict[str, Any] | None:
+    """The Lease, or ``None`` if it does not exist."""
+    try:
+        lease: dict[str, Any] = await client.get(f"{LEASE_PATH.format(ns=ns)}/{name}")
+    except NotFound:
+        return None
+    return lease
+
+
+async def create_lease(client: ApiClient, ns: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Create the Lease; raise :class:`Conflict` (AlreadyExists) when another candidate was faster."""
+    body = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+    result: dict[str, Any] = await client.post(LEASE_PATH.format(ns=ns), body)
+    return result
+
+
+async def update_lease(client: ApiClient, lease: dict[str, Any]) -> dict[str, Any]:
+    """PUT a Lease read earlier (its ``metadata.resourceVersion`` set); :class:`Conflict` if it changed."""
+    meta = lease.get("metadata") or {}
+    if not meta.get("resourceVersion"):
+        raise ValueError("update_lease needs the Lease's metadata.resourceVersion (optimistic concurrency)")
+    ns, name = meta.get("namespace") or "default", meta["name"]
+    result: dict[str, Any] = await client.put(f"{LEASE_PATH.format(ns=ns)}/{name}", lease)
+    return result

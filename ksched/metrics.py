@@ -1,0 +1,256 @@
+"""Every Prometheus metric ksched records, with upstream kube-scheduler's names, labels and buckets.
+
+Upstream: ``pkg/scheduler/metrics/metrics.go`` and ``profile_metrics.go`` (reference §12). The
+exposed names are upstream's exactly; ``prometheus_client`` adds ``_total`` to a counter's name
+itself, so counters are created from the name without it and the ``*_TOTAL`` constants hold the name
+as exposed. One ksched-only metric, ``ksched_plugin_errors_total``, counts plugin exceptions.
+
+No side effects at import: :class:`Metrics` creates the collectors on the registry it is given (or
+on a fresh :class:`~prometheus_client.CollectorRegistry`), never on the process-wide default.
+``prometheus_client`` also exposes a ``<counter>_created`` sample per counter; upstream has no such
+series, and turning it off is a process-wide switch (``disable_created_metrics``) that belongs in
+the CLI, not here.
+
+Thread-safety: the collectors are thread-safe (the I/O thread records bind results).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+SUBSYSTEM: Final = "scheduler"
+
+SCHEDULE_ATTEMPTS_TOTAL: Final = "scheduler_schedule_attempts_total"
+SCHEDULING_ATTEMPT_DURATION_SECONDS: Final = "scheduler_scheduling_attempt_duration_seconds"
+SCHEDULING_ALGORITHM_DURATION_SECONDS: Final = "scheduler_scheduling_algorithm_duration_seconds"
+POD_SCHEDULING_SLI_DURATION_SECONDS: Final = "scheduler_pod_scheduling_sli_duration_seconds"
+POD_SCHEDULING_ATTEMPTS: Final = "scheduler_pod_scheduling_attempts"
+PENDING_PODS: Final = "scheduler_pending_pods"
+QUEUE_INCOMING_PODS_TOTAL: Final = "scheduler_queue_incoming_pods_total"
+FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS: Final = "scheduler_framework_extension_point_duration_seconds"
+PLUGIN_EXECUTION_DURATION_SECONDS: Final = "scheduler_plugin_execution_duration_seconds"
+PREEMPTION_ATTEMPTS_TOTAL: Final = "scheduler_preemption_attempts_total"
+PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
+UNSCHEDULABLE_PODS: Final = "scheduler_unschedulable_pods"
+GOROUTINES: Final = "scheduler_goroutines"
+PERMIT_WAIT_DURATION_SECONDS: Final = "scheduler_permit_wait_duration_seconds"
+PLUGIN_EVALUATION_TOTAL: Final = "scheduler_plugin_evaluation_total"
+CACHE_SIZE: Final = "scheduler_cache_size"
+EVENT_HANDLING_DURATION_SECONDS: Final = "scheduler_event_handling_duration_seconds"
+PLUGIN_ERRORS_TOTAL: Final = "ksched_plugin_errors_total"
+
+# Label values used by upstream.
+RESULT_SCHEDULED: Final = "scheduled"
+RESULT_UNSCHEDULABLE: Final = "unschedulable"
+RESULT_ERROR: Final = "error"
+QUEUE_ACTIVE: Final = "active"
+QUEUE_BACKOFF: Final = "backoff"
+QUEUE_UNSCHEDULABLE: Final = "unschedulable"
+QUEUE_GATED: Final = "gated"
+OPERATION_BINDING: Final = "binding"
+OPERATION_PRIORITIZING_EXTENDER: Final = "prioritizing_extender"
+SLI_ATTEMPTS_CAP: Final = 15
+"""``pod_scheduling_sli_duration_seconds{attempts}`` is "1".."14", then "15+"."""
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """Upstream ``metrics.ExponentialBuckets``: ``start * factor**i`` for ``i`` in ``0..count-1``.
+
+    ``prometheus_client`` appends ``+Inf`` itself.
+    """
+    if count < 1 or start <= 0 or factor <= 1:
+        raise ValueError(
+            f"exponential_buckets(start={start!r}, factor={factor!r}, count={count!r}): "
+            "need count >= 1, start > 0 and factor > 1"
+        )
+    return tuple(start * factor**i for i in range(count))
+
+
+def _strip_total(name: str) -> str:
+    return name.removesuffix("_total")
+
+
+def attempts_label(attempts: int) -> str:
+    """The ``attempts`` label of the SLI histogram: ``"1"``..``"14"`` or ``"15+"``."""
+    return f"{SLI_ATTEMPTS_CAP}+" if attempts >= SLI_ATTEMPTS_CAP else str(attempts)
+
+
+@dataclass
+class Metrics:
+    """The collectors, created on ``registry`` (a fresh registry when None)."""
+
+    registry: CollectorRegistry | None = None
+    schedule_attempts: Counter = field(init=False)
+    scheduling_attempt_duration: Histogram = field(init=False)
+    scheduling_algorithm_duration: Histogram = field(init=False)
+    pod_scheduling_sli_duration: Histogram = field(init=False)
+    pod_scheduling_attempts: Histogram = field(init=False)
+    pending_pods: Gauge = field(init=False)
+    queue_incoming_pods: Counter = field(init=False)
+    framework_extension_point_duration: Histogram = field(init=False)
+    plugin_execution_duration: Histogram = field(init=False)
+    preemption_attempts: Counter = field(init=False)
+    preemption_victims: Histogram = field(init=False)
+    unschedulable_pods: Gauge = field(init=False)
+    goroutines: Gauge = field(init=False)
+    permit_wait_duration: Histogram = field(init=False)
+    plugin_evaluation: Counter = field(init=False)
+    cache_size: Gauge = field(init=False)
+    event_handling_duration: Histogram = field(init=False)
+    plugin_errors: Counter = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.registry is None:
+            self.registry = CollectorRegistry()
+        reg = self.registry
+
+        def counter(name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
+            return Counter(_strip_total(name), doc, labels, registry=reg)
+
+        def gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> Gauge:
+            return Gauge(name, doc, labels, registry=reg)
+
+        def histogram(
+            name: str, doc: str, buckets: tuple[float, ...], labels: tuple[str, ...] = ()
+        ) -> Histogram:
+            return Histogram(name, doc, labels, registry=reg, buckets=buckets)
+
+        self.schedule_attempts = counter(
+            SCHEDULE_ATTEMPTS_TOTAL,
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.",
+            ("result", "profile"),
+        )
+        self.scheduling_attempt_duration = histogram(
+            SCHEDULING_ATTEMPT_DURATION_SECONDS,
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            exponential_buckets(0.001, 2, 15),
+            ("result", "profile"),
+        )
+        self.scheduling_algorithm_duration = histogram(
+            SCHEDULING_ALGORITHM_DURATION_SECONDS,
+            "Scheduling algorithm latency in seconds",
+            exponential_buckets(0.001, 2, 15),
+        )
+        self.pod_scheduling_sli_duration = histogram(
+            POD_SCHEDULING_SLI_DURATION_SECONDS,
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
+            "and might involve multiple scheduling attempts.",
+            exponential_buckets(0.01, 2, 20),
+            ("attempts",),
+        )
+        self.pod_scheduling_attempts = histogram(
+            POD_SCHEDULING_ATTEMPTS,
+            "Number of attempts to successfully schedule a pod.",
+            exponential_buckets(1, 2, 5),
+        )
+        self.pending_pods = gauge(
+            PENDING_PODS,
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+            "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+            "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number "
+            "of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+            ("queue",),
+        )
+        self.queue_incoming_pods = counter(
+            QUEUE_INCOMING_PODS_TOTAL,
+            "Number of pods added to scheduling queues by event and queue type.",
+            ("queue", "event"),
+        )
+        self.framework_extension_point_duration = histogram(
+            FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS,
+            "Latency for running all plugins of a specific extension point.",
+            exponential_buckets(0.0001, 2, 12),
+            ("extension_point", "status", "profile"),
+        )
+        self.plugin_execution_duration = histogram(
+            PLUGIN_EXECUTION_DURATION_SECONDS,
+            "Duration for running a plugin at a specific extension point.",
+            exponential_buckets(0.00001, 1.5, 20),
+            ("plugin", "extension_point", "status"),
+        )
+        self.preemption_attempts = counter(
+            PREEMPTION_ATTEMPTS_TOTAL, "Total preemption attempts in the cluster till now"
+        )
+        self.preemption_victims = histogram(
+            PREEMPTION_VICTIMS, "Number of selected preemption victims", exponential_buckets(1, 2, 7)
+        )
+        self.unschedulable_pods = gauge(
+            UNSCHEDULABLE_PODS,
+            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
+            "for all plugins that caused it to not schedule and so this metric have meaning only when "
+            "broken down by plugin.",
+            ("plugin", "profile"),
+        )
+        self.goroutines = gauge(
+            GOROUTINES,
+            "Number of running goroutines split by the work they do such as binding.",
+            ("operation",),
+        )
+        self.permit_wait_duration = histogram(
+            PERMIT_WAIT_DURATION_SECONDS,
+            "Duration of waiting on permit.",
+            exponential_buckets(0.001, 2, 15),
+            ("result",),
+        )
+        self.plugin_evaluation = counter(
+            PLUGIN_EVALUATION_TOTAL,
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter and Filter.).",
+            ("plugin", "extension_point", "profile"),
+        )
+        self.cache_size = gauge(
+            CACHE_SIZE,
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ("type",),
+        )
+        self.event_handling_duration = histogram(
+            EVENT_HANDLING_DURATION_SECONDS,
+            "Event handling latency in seconds.",
+            exponential_buckets(0.0001, 2, 12),
+            ("event",),
+        )
+        self.plugin_errors = counter(
+            PLUGIN_ERRORS_TOTAL,
+            "Number of exceptions raised by plugins (ksched), by plugin and extension point.",
+            ("plugin", "extension_point"),
+        )
+        for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED):
+            self.pending_pods.labels(queue=queue).set(0)
+
+    def set_pending(self, counts: dict[str, int]) -> None:
+        """Set ``scheduler_pending_pods`` from a ``{queue: count}`` mapping (the queue's ``pending()``)."""
+        for queue, n in counts.items():
+            self.pending_pods.labels(queue=queue).set(n)
+
+    def incoming(self, queue: str, event: str) -> None:
+        """One pod entered ``queue`` because of ``event`` (``scheduler_queue_incoming_pods_total``)."""
+        self.queue_incoming_pods.labels(queue=queue, event=event).inc()
+
+
+__all__ = [
+    "CACHE_SIZE",
+    "EVENT_HANDLING_DURATION_SECONDS",
+    "FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS",
+    "GOROUTINES",
+    "PENDING_PODS",
+    "PERMIT_WAIT_DURATION_SECONDS",
+    "PLUGIN_ERRORS_TOTAL",
+    "PLUGIN_EVALUATION_TOTAL",
+    "PLUGIN_EXECUTION_DURATION_SECONDS",
+    "POD_SCHEDULING_ATTEMPTS",
+    "POD_SCHEDULING_SLI_DURATION_SECONDS",
+    "PREEMPTION_ATTEMPTS_TOTAL",
+    "PREEMPTION_VICTIMS",
+    "QUEUE_INCOMING_PODS_TOTAL",
+    "SCHEDULE_ATTEMPTS_TOTAL",
+    "SCHEDULING_ALGORITHM_DURATION_SECONDS",
+    "SCHEDULING_ATTEMPT_DURATION_SECONDS",
+    "UNSCHEDULABLE_PODS",
+    "Metrics",
+    "attempts_label",
+    "exponential_buckets",
+]

@@ -1,0 +1,308 @@
+"""Cluster events and which plugins care about them: what moves a parked pod back into the queue.
+
+Upstream: ``staging/src/k8s.io/kube-scheduler/framework/types.go`` (``ActionType``, ``EventResource``,
+``ClusterEvent.Label``), ``pkg/scheduler/framework/types.go`` (``MatchClusterEvents``),
+``pkg/scheduler/framework/events.go`` (special labels, ``PodSchedulingPropertiesChange``) and each
+plugin's ``EventsToRegister``.
+
+A :class:`ClusterEvent` is a resource plus a bitset of actions. A plugin *registers* events; an
+*incoming* event matches a registered one when the resources match (``Pod`` also matches the
+internal ``AssignedPod`` / ``UnschedulablePod``) and the incoming action is the same as or more
+specific than the registered one. The wildcard event ``*/All`` matches everything.
+
+Upstream asks each plugin's QueueingHint function whether an event may help a particular pod. ksched
+has no hint functions yet, so :class:`EventsRegistry` answers as if every hint of a registered event
+returned ``Queue``: the pod moves whenever one of its rejecting plugins registered the event. That
+is never stricter than upstream (no pod is stranded that upstream would move), only sometimes
+looser; callers narrow it by sending the specific events (``AssignedPodDelete`` rather than
+``PodDelete``, ``UpdateNodeTaint`` rather than ``NodeUpdate``).
+
+A plugin missing from the registry is treated like an upstream plugin without EnqueueExtensions:
+it is interested in every event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntFlag
+from typing import TYPE_CHECKING, Final
+
+from ksched.config import names
+
+if TYPE_CHECKING:
+    from ksched.model.pod import Pod
+
+
+class ActionType(IntFlag):
+    """Upstream's ``ActionType`` bits, in upstream's order (the order matters for matching)."""
+
+    NONE = 0
+    ADD = 1 << 0
+    DELETE = 1 << 1
+    UPDATE_NODE_ALLOCATABLE = 1 << 2
+    UPDATE_NODE_LABEL = 1 << 3
+    UPDATE_NODE_TAINT = 1 << 4
+    """Taints, or ``spec.unschedulable`` turning false."""
+    UPDATE_NODE_CONDITION = 1 << 5
+    UPDATE_NODE_ANNOTATION = 1 << 6
+    UPDATE_NODE_DECLARED_FEATURE = 1 << 7
+    UPDATE_POD_LABEL = 1 << 8
+    UPDATE_POD_SCALE_DOWN = 1 << 9
+    UPDATE_POD_TOLERATION = 1 << 10
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 11
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 12
+    ALL = (1 << 13) - 1
+    UPDATE = ALL & ~(ADD | DELETE)
+
+
+_ACTION_NAMES: Final[dict[int, str]] = {
+    ActionType.ADD: "Add",
+    ActionType.DELETE: "Delete",
+    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable",
+    ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
+    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint",
+    ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
+    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation",
+    ActionType.UPDATE_NODE_DECLARED_FEATURE: "UpdateNodeDeclaredFeature",
+    ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
+    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
+    ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
+    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
+    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM: "UpdatePodGeneratedResourceClaim",
+    ActionType.ALL: "All",
+    ActionType.UPDATE: "Update",
+}
+
+
+def action_name(action: ActionType) -> str:
+    """Upstream ``ActionType.String()``: empty for a combination that has no name."""
+    return _ACTION_NAMES.get(int(action), "")
+
+
+# Event resources (upstream ``EventResource``); AssignedPod / UnschedulablePod are internal: only
+# incoming events use them, plugins register ``Pod``.
+POD: Final = "Pod"
+ASSIGNED_POD: Final = "AssignedPod"
+UNSCHEDULABLE_POD: Final = "UnschedulablePod"
+NODE: Final = "Node"
+PERSISTENT_VOLUME: Final = "PersistentVolume"
+PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
+CSI_NODE: Final = "storage.k8s.io/CSINode"
+CSI_DRIVER: Final = "storage.k8s.io/CSIDriver"
+VOLUME_ATTACHMENT: Final = "storage.k8s.io/VolumeAttachment"
+CSI_STORAGE_CAPACITY: Final = "storage.k8s.io/CSIStorageCapacity"
+STORAGE_CLASS: Final = "storage.k8s.io/StorageClass"
+RESOURCE_CLAIM: Final = "resource.k8s.io/ResourceClaim"
+RESOURCE_SLICE: Final = "resource.k8s.io/ResourceSlice"
+DEVICE_CLASS: Final = "resource.k8s.io/DeviceClass"
+WILDCARD: Final = "*"
+
+# Special event labels (``pkg/scheduler/framework/events.go``), used as the ``event`` label of
+# ``scheduler_queue_incoming_pods_total``.
+SCHEDULE_ATTEMPT_FAILURE: Final = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE: Final = "BackoffComplete"
+POP_FROM_BACKOFF_Q: Final = "PopFromBackoffQ"
+FORCE_ACTIVATE: Final = "ForceActivate"
+UNSCHEDULABLE_TIMEOUT: Final = "UnschedulableTimeout"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A change in the cluster: ``resource`` plus ``action`` bits; ``label`` names it in metrics."""
+
+    resource: str
+    action: ActionType
+    custom_label: str = ""
+
+    @property
+    def label(self) -> str:
+        """Upstream ``Label()``: the custom label, else resource and action (``NodeAdd``)."""
+        return self.custom_label or f"{self.resource}{action_name(self.action)}"
+
+    @property
+    def is_wildcard(self) -> bool:
+        return self.resource == WILDCARD and self.action == ActionType.ALL
+
+
+def _resources_match(registered: str, incoming: str) -> bool:
+    return (
+        registered in (WILDCARD, incoming)
+        or (registered == POD and incoming in (ASSIGNED_POD, UNSCHEDULABLE_POD))
+    )
+
+
+def match_cluster_events(registered: ClusterEvent, incoming: ClusterEvent) -> bool:
+    """Upstream ``MatchClusterEvents``: is ``incoming`` the same as, or more specific than, ``registered``?
+
+    A wildcard ``incoming`` event matches only a wildcard registration; the queue treats wildcard
+    incoming events specially (they move every pod) before asking this.
+    """
+    if registered.is_wildcard:
+        return True
+    return (
+        _resources_match(registered.resource, incoming.resource)
+        and bool(registered.action & incoming.action)
+        and int(incoming.action) <= int(registered.action)
+    )
+
+
+def match_any(incoming: ClusterEvent, registered: Iterable[ClusterEvent]) -> bool:
+    return any(match_cluster_events(r, incoming) for r in registered)
+
+
+A = ActionType
+# Incoming events the informers produce.
+NODE_ADD: Final = ClusterEvent(NODE, A.ADD)
+NODE_DELETE: Final = ClusterEvent(NODE, A.DELETE)
+NODE_UPDATE: Final = ClusterEvent(NODE, A.UPDATE)
+NODE_ALLOCATABLE_CHANGE: Final = ClusterEvent(NODE, A.UPDATE_NODE_ALLOCATABLE)
+NODE_LABEL_CHANGE: Final = ClusterEvent(NODE, A.UPDATE_NODE_LABEL)
+NODE_TAINT_CHANGE: Final = ClusterEvent(NODE, A.UPDATE_NODE_TAINT)
+NODE_CONDITION_CHANGE: Final = ClusterEvent(NODE, A.UPDATE_NODE_CONDITION)
+NODE_ANNOTATION_CHANGE: Final = ClusterEvent(NODE, A.UPDATE_NODE_ANNOTATION)
+ASSIGNED_POD_ADD: Final = ClusterEvent(ASSIGNED_POD, A.ADD)
+ASSIGNED_POD_UPDATE: Final = ClusterEvent(ASSIGNED_POD, A.UPDATE)
+ASSIGNED_POD_DELETE: Final = ClusterEvent(ASSIGNED_POD, A.DELETE)
+UNSCHEDULED_POD_ADD: Final = ClusterEvent(UNSCHEDULABLE_POD, A.ADD)
+UNSCHEDULED_POD_UPDATE: Final = ClusterEvent(UNSCHEDULABLE_POD, A.UPDATE)
+UNSCHEDULED_POD_DELETE: Final = ClusterEvent(UNSCHEDULABLE_POD, A.DELETE)
+EVENT_UNSCHEDULABLE_TIMEOUT: Final = ClusterEvent(WILDCARD, A.ALL, UNSCHEDULABLE_TIMEOUT)
+EVENT_FORCE_ACTIVATE: Final = ClusterEvent(WILDCARD, A.ALL, FORCE_ACTIVATE)
+WILDCARD_EVENT: Final = ClusterEvent(WILDCARD, A.ALL)
+
+
+def _ev(resource: str, action: ActionType) -> ClusterEvent:
+    return ClusterEvent(resource, action)
+
+
+DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
+    # Read from upstream 1.34 (QueueingHints on, InPlacePodVerticalScaling on).
+    names.NODE_RESOURCES_FIT: (
+        _ev(POD, A.DELETE | A.UPDATE_POD_SCALE_DOWN),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_ALLOCATABLE),
+    ),
+    names.SCHEDULING_GATES: (_ev(POD, A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),),
+    names.DEFAULT_PREEMPTION: (_ev(POD, A.DELETE),),
+    # Reference §3.5, not re-read from source.
+    names.TAINT_TOLERATION: (_ev(NODE, A.ADD | A.UPDATE_NODE_TAINT), _ev(POD, A.UPDATE_POD_TOLERATION)),
+    names.NODE_AFFINITY: (_ev(NODE, A.ADD | A.UPDATE_NODE_LABEL),),
+    names.NODE_UNSCHEDULABLE: (_ev(NODE, A.ADD | A.UPDATE_NODE_TAINT), _ev(POD, A.UPDATE_POD_TOLERATION)),
+    names.NODE_NAME: (_ev(NODE, A.ADD),),
+    names.NODE_PORTS: (_ev(POD, A.DELETE), _ev(NODE, A.ADD)),
+    names.INTER_POD_AFFINITY: (
+        _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.DELETE),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL),
+    ),
+    names.POD_TOPOLOGY_SPREAD: (
+        _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.DELETE),
+        _ev(NODE, A.ADD | A.DELETE | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
+    ),
+    # Storage and DRA plugins: the resources they watch, with every action (looser than upstream).
+    names.VOLUME_BINDING: (
+        _ev(PERSISTENT_VOLUME_CLAIM, A.ADD | A.UPDATE),
+        _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
+        _ev(STORAGE_CLASS, A.ADD | A.UPDATE),
+        _ev(CSI_NODE, A.ADD | A.UPDATE),
+        _ev(CSI_DRIVER, A.UPDATE),
+        _ev(CSI_STORAGE_CAPACITY, A.ADD | A.UPDATE),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
+    ),
+    names.VOLUME_RESTRICTIONS: (
+        _ev(POD, A.DELETE),
+        _ev(PERSISTENT_VOLUME_CLAIM, A.ADD),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_TAINT),
+    ),
+    names.VOLUME_ZONE: (
+        _ev(STORAGE_CLASS, A.ADD),
+        _ev(PERSISTENT_VOLUME_CLAIM, A.ADD | A.UPDATE),
+        _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
+    ),
+    names.NODE_VOLUME_LIMITS: (
+        _ev(CSI_NODE, A.ADD),
+        _ev(POD, A.DELETE),
+        _ev(PERSISTENT_VOLUME_CLAIM, A.ADD),
+        _ev(VOLUME_ATTACHMENT, A.DELETE),
+    ),
+    names.DYNAMIC_RESOURCES: (
+        _ev(RESOURCE_CLAIM, A.ADD | A.UPDATE),
+        _ev(RESOURCE_SLICE, A.ADD | A.UPDATE),
+        _ev(DEVICE_CLASS, A.ADD | A.UPDATE),
+        _ev(POD, A.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
+    ),
+    # Score-only, sort and bind plugins never reject a pod, so they register nothing.
+    names.NODE_RESOURCES_BALANCED_ALLOCATION: (),
+    names.IMAGE_LOCALITY: (),
+    names.PRIORITY_SORT: (),
+    names.DEFAULT_BINDER: (),
+}
+"""Events each in-tree plugin registers (upstream ``EventsToRegister``), per reference §3.5."""
+
+
+class EventsRegistry:
+    """Which of the enabled plugins registered which events.
+
+    ``enabled`` names the plugins of the profiles in use (``None``: every plugin in ``events``);
+    ``events`` maps a plugin name to its registrations (default :data:`DEFAULT_PLUGIN_EVENTS`).
+    Immutable after construction.
+    """
+
+    __slots__ = ("_by_plugin", "_registered")
+
+    def __init__(
+        self,
+        enabled: Iterable[str] | None = None,
+        events: Mapping[str, Iterable[ClusterEvent]] = DEFAULT_PLUGIN_EVENTS,
+    ) -> None:
+        plugins = list(events) if enabled is None else list(enabled)
+        self._by_plugin: dict[str, tuple[ClusterEvent, ...]] = {
+            p: tuple(events[p]) if p in events else (WILDCARD_EVENT,) for p in plugins
+        }
+        self._registered: tuple[ClusterEvent, ...] = tuple(
+            {e: None for evs in self._by_plugin.values() for e in evs}
+        )
+
+    def events_for(self, plugin: str) -> tuple[ClusterEvent, ...]:
+        """The events ``plugin`` registered; an unknown plugin gets the wildcard, like upstream."""
+        return self._by_plugin.get(plugin, (WILDCARD_EVENT,))
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        """Upstream ``isEventOfInterest``: a wildcard event, or one some enabled plugin registered."""
+        return event.is_wildcard or match_any(event, self._registered)
+
+    def plugin_interested(self, plugin: str, event: ClusterEvent) -> bool:
+        """Would ``plugin``'s (assumed ``Queue``) hint run for ``event``?"""
+        return match_any(event, self.events_for(plugin))
+
+
+def pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
+    """Upstream ``PodSchedulingPropertiesChange`` on ksched's pod records.
+
+    ``UpdatePodGeneratedResourceClaim`` is not derived: the record has no resource claim status.
+    """
+    resource = ASSIGNED_POD if new.node_name else UNSCHEDULABLE_POD
+    actions: list[ActionType] = []
+    if dict(old.labels) != dict(new.labels):
+        actions.append(A.UPDATE_POD_LABEL)
+    if any(k not in new.requests or new.requests[k] < v for k, v in old.requests.items()):
+        actions.append(A.UPDATE_POD_SCALE_DOWN)
+    if old.scheduling_gates and not new.scheduling_gates:
+        actions.append(A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    if len(old.tolerations) != len(new.tolerations):
+        actions.append(A.UPDATE_POD_TOLERATION)
+    if not actions:
+        actions.append(A.UPDATE)
+    return [ClusterEvent(resource, a) for a in actions]
+
+
+__all__ = [
+    "DEFAULT_PLUGIN_EVENTS",
+    "ActionType",
+    "ClusterEvent",
+    "EventsRegistry",
+    "match_any",
+    "match_cluster_events",
+    "pod_update_events",
+]

@@ -1,0 +1,497 @@
+"""The scheduling queue: which pending pod to try next, and when a failed pod may try again.
+
+Upstream: ``pkg/scheduler/backend/queue/scheduling_queue.go``, ``active_queue.go``,
+``backoff_queue.go`` (v1.35 defaults: QueueingHints on, ``SchedulerPopFromBackoffQ`` on), reference
+§3. Parts:
+
+- **activeQ**: heap by the QueueSort key (higher priority first, then earlier ``timestamp``).
+- **backoffQ**: two heaps by backoff expiry, one for rejected pods and one for pods that failed with
+  an error. Backoff is ``initial * 2**(attempts-1)`` capped at ``max``, counted from ``timestamp``.
+  With PopFromBackoffQ the expiry is truncated to a whole-second window (ties go to the activeQ
+  order) and an empty activeQ pops the head of the rejected-pods heap before its backoff ends.
+- **unschedulablePods**: a map of pods parked until a cluster event may help them or 5 minutes pass;
+  it also holds *gated* pods, which a PreEnqueue plugin keeps out (counted as ``gated``).
+- **in flight**: popped pods not yet ``done``; events seen meanwhile are recorded so a pod that fails
+  is requeued at once if an event during its attempt may have helped (upstream's in-flight events,
+  which replaced ``moveRequestCycle``).
+
+Moves (event labels as in ``scheduler_queue_incoming_pods_total``)::
+
+    add (UnschedulablePodAdd) ──┐       PreEnqueue rejects (gated)
+    update of unknown pod ──────┼──▶ activeQ ──────────────────────────▶ unschedulablePods
+                                │       │ pop: attempts += 1             (gated; only events of the
+     BackoffComplete (flush) ───┘       ▼                                 gating plugin move it)
+     ForceActivate (activate)       in flight ── done ──▶ (gone: bound or deleted)
+              ▲                         │ add_unschedulable_if_not_present (ScheduleAttemptFailure)
+              │          ┌──────────────┴───────────────────┐
+              │          │ an in-flight event may help,      │ no event helped
+              │          │ or an error (no rejecting plugin) │
+              │          ▼                                   ▼
+           backoffQ ◀── still backing off ── event ── unschedulablePods
+              │            (<event>, UnschedulableTimeout)   │ event / 5 min timeout / activate,
+              │ activeQ empty: PopFromBackoffQ               │ backoff over ──▶ activeQ
+              └──────────────────────────────────────────────┴─ pending plugin said Queue ──▶ activeQ
+
+Not guaranteed: fairness among pods of equal priority and equal ``timestamp`` beyond insertion
+order; hint functions are approximated by event registrations (see
+:mod:`ksched.scheduler.events_registry`).
+
+Single-threaded by design: every method is called only from the scheduling thread; there are no
+locks. Time comes from the injected ``clock`` (monotonic seconds).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from enum import Enum
+
+from ksched.framework.interface import Code, Status
+from ksched.framework.plugins.queuesort import PrioritySort
+from ksched.metrics import QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_GATED, QUEUE_UNSCHEDULABLE, Metrics
+from ksched.model.pod import Pod
+from ksched.scheduler import events_registry as ev
+from ksched.scheduler.events_registry import ClusterEvent, EventsRegistry
+from ksched.scheduler.queue_backoff import BackoffPolicy
+from ksched.scheduler.queue_heap import KeyedHeap
+from ksched.scheduler.queue_inflight import InFlight
+from ksched.scheduler.queue_nominator import Nominator
+from ksched.scheduler.queue_types import (
+    PreEnqueuePlugin,
+    QueuedPodInfo,
+    QueueError,
+    QueueSettings,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Strategy(Enum):
+    """Upstream ``queueingStrategy``."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+class SchedulingQueue:
+    """activeQ + backoffQ + unschedulablePods with upstream's moves. Scheduling thread only."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        settings: QueueSettings | None = None,
+        queue_sort: object | None = None,
+        pre_enqueue: Sequence[PreEnqueuePlugin] | Mapping[str, Sequence[PreEnqueuePlugin]] = (),
+        events: EventsRegistry | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        """``queue_sort`` has ``sort_key(priority, enqueued_at)`` (default PrioritySort);
+        ``pre_enqueue`` is one plugin list for every pod or a map from scheduler name to list."""
+        settings = settings or QueueSettings()
+        self._clock = clock
+        self._s = settings
+        self._sort_key = (queue_sort or PrioritySort()).sort_key  # type: ignore[attr-defined]
+        self._pre_enqueue = pre_enqueue
+        self._events = events or EventsRegistry()
+        self._metrics = metrics
+        self.nominator = Nominator()
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap()
+        self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap()
+        self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap()
+        self._unsched: dict[str, QueuedPodInfo] = {}
+        self._gated: set[str] = set()
+        self._in_flight = InFlight()
+        self._bo = BackoffPolicy(settings, self._active_key)
+        self._cycle = 0
+        self._move_request_cycle = -1
+        self._next_leftover_flush = clock() + settings.unschedulable_flush_interval_s
+        self._sync_gauges()
+
+    # ------------------------------------------------------------------ queries
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._backoff) + len(self._error_backoff) + len(self._unsched)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._active or uid in self._unsched or self._in_backoff(uid)
+
+    @property
+    def scheduling_cycle(self) -> int:
+        """Number of pops so far; pass the value read after :meth:`pop` back with the failure."""
+        return self._cycle
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        """The queued (not in-flight) record of a pod; ``gating_plugin`` / ``gating_status`` say why
+        it is gated."""
+        return self._active.get(uid) or self._backoff.get(uid) or self._error_backoff.get(uid) or (
+            self._unsched.get(uid)
+        )
+
+    def in_flight(self, uid: str) -> bool:
+        return uid in self._in_flight
+
+    def pending(self) -> dict[str, int]:
+        """Sizes for ``scheduler_pending_pods{queue}``."""
+        gated = len(self._gated)
+        return {
+            QUEUE_ACTIVE: len(self._active),
+            QUEUE_BACKOFF: len(self._backoff) + len(self._error_backoff),
+            QUEUE_UNSCHEDULABLE: len(self._unsched) - gated,
+            QUEUE_GATED: gated,
+        }
+
+    def next_wakeup(self) -> float | None:
+        """Clock time at which :meth:`flush` next has work (a backoff ends, or the parked-pod sweep)."""
+        times = []
+        for heap in (self._backoff, self._error_backoff):
+            top = heap.peek()
+            at = None if top is None else self._bo.completes_at(top)
+            if at is not None:
+                times.append(at)
+        if len(self._unsched) > len(self._gated):
+            times.append(self._next_leftover_flush)
+        return min(times) if times else None
+
+    # ---------------------------------------------------------------- mutators
+
+    def add(self, pod: Pod) -> QueuedPodInfo | None:
+        """A new pending pod (event ``UnschedulablePodAdd``); returns its record (check ``gated``).
+
+        Scheduling thread only. A pod already known is treated as an update.
+        """
+        if pod.uid in self or pod.uid in self._in_flight:
+            self.update(None, pod)
+            return self.get(pod.uid)
+        pinfo = QueuedPodInfo(pod=pod, timestamp=self._clock())
+        self._move_to_active(pinfo, ev.UNSCHEDULED_POD_ADD.label)
+        self._sync_gauges()
+        return pinfo
+
+    def update(self, old: Pod | None, new: Pod) -> None:
+        """A pending pod changed. Scheduling thread only.
+
+        In flight: the derived events are recorded for this pod. In activeQ/backoffQ: updated in
+        place. Parked: each derived ``UpdatePod*`` event is checked against the plugins that
+        rejected it, and the first that matches moves it (gates removed → activeQ). Unknown: added.
+        """
+        uid = new.uid
+        pinfo = self._in_flight.get(uid)
+        if pinfo is not None:
+            events = ev.pod_update_events(old or pinfo.pod, new)
+            pinfo.pod = new
+            for e in events:
+                self._in_flight.record(e, uid)
+            return
+        for heap, key in ((self._active, self._active_key), (self._backoff, self._bo.rejected_key),
+                          (self._error_backoff, self._bo.error_key)):
+            pinfo = heap.get(uid)
+            if pinfo is not None:
+                pinfo.pod = new
+                heap.push(uid, key(pinfo), pinfo)
+                self.nominator.update(old, new)
+                return
+        pinfo = self._unsched.get(uid)
+        if pinfo is not None:
+            events = ev.pod_update_events(old or pinfo.pod, new)
+            pinfo.pod = new
+            self.nominator.update(old, new)
+            for e in events:
+                if self._requeue(pinfo, self._worth_requeuing(pinfo, e), e.label) != QUEUE_UNSCHEDULABLE:
+                    break
+            self._sync_gauges()
+            return
+        self._move_to_active(QueuedPodInfo(pod=new, timestamp=self._clock()), ev.UNSCHEDULED_POD_UPDATE.label)
+        self._sync_gauges()
+
+    def delete(self, uid: str) -> None:
+        """The pod was deleted (or bound by someone else). Scheduling thread only."""
+        self.nominator.delete(uid)
+        pinfo = (self._active.remove(uid) or self._backoff.remove(uid) or self._error_backoff.remove(uid)
+                 or self._unsched_delete(uid))
+        if pinfo is not None:
+            self._reasons(pinfo, -1)
+            self._sync_gauges()
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to try, or None. Non-blocking. Scheduling thread only.
+
+        Takes the head of activeQ; when it is empty (PopFromBackoffQ) the head of the rejected-pods
+        backoff heap. Increments ``attempts``, clears the rejecting plugins and marks it in flight.
+        """
+        pinfo = self._active.pop()
+        if pinfo is None:
+            if not (self._s.pop_from_backoff_q and len(self._backoff)):
+                return None
+            pinfo = self._backoff.pop()
+            assert pinfo is not None
+            self._incoming(QUEUE_ACTIVE, ev.POP_FROM_BACKOFF_Q)
+        pinfo.attempts += 1
+        pinfo.backoff_expiration = None
+        if pinfo.initial_attempt_timestamp is None:
+            pinfo.initial_attempt_timestamp = self._clock()
+        self._cycle += 1
+        self._in_flight.start(pinfo)
+        self._reasons(pinfo, -1)
+        pinfo.unschedulable_plugins.clear()
+        pinfo.pending_plugins.clear()
+        self._sync_gauges()
+        return pinfo
+
+    def done(self, uid: str) -> None:
+        """The pod's attempt (and binding) is over. Scheduling thread only."""
+        self._in_flight.finish(uid)
+
+    def add_unschedulable_if_not_present(self, pinfo: QueuedPodInfo, cycle: int | None = None) -> str:
+        """Requeue a pod after a failed attempt; returns the queue it went to. Scheduling thread only.
+
+        ``pinfo.unschedulable_plugins`` / ``pending_plugins`` must hold the rejecting plugins (empty
+        for an error). It goes to backoffQ (or activeQ when a Pending plugin's event arrived) if an
+        event recorded while it was in flight may help, or if it failed with an error; otherwise to
+        unschedulablePods. A pod not tracked as in flight falls back to upstream's pre-hint rule:
+        backoffQ if a move request came at or after ``cycle``. Calls :meth:`done`.
+        """
+        uid = pinfo.uid
+        try:
+            if uid in self:
+                raise QueueError(
+                    f"Pod {pinfo.pod.key} (uid {uid}) is already queued; only a popped pod can be requeued"
+                )
+            if pinfo.rejector_plugins:
+                pinfo.unschedulable_count += 1
+                pinfo.consecutive_errors_count = 0
+            else:
+                pinfo.consecutive_errors_count += 1
+            pinfo.timestamp = self._clock()
+            pinfo.backoff_expiration = None
+            self._reasons(pinfo, +1)
+            if uid in self._in_flight:
+                strategy = self._hint_for_in_flight(pinfo)
+            elif not pinfo.rejector_plugins or (cycle is not None and self._move_request_cycle >= cycle):
+                strategy = Strategy.AFTER_BACKOFF
+            else:
+                strategy = Strategy.SKIP
+            queue = self._requeue(pinfo, strategy, ev.SCHEDULE_ATTEMPT_FAILURE)
+            log.debug("pod %s requeued to %s after a failed attempt", pinfo.pod.key, queue)
+            return queue
+        finally:
+            self.done(uid)
+            self._sync_gauges()
+
+    def move_all_to_active_or_backoff(
+        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None
+    ) -> int:
+        """A cluster event: move parked pods it may help; returns how many moved. Scheduling thread only.
+
+        Only pods whose rejecting plugins registered the event move (any pod for a wildcard event; a
+        pod with no rejecting plugin on any event); a gated pod moves only on its gating plugin's
+        events. ``pre_check`` narrows the candidates (upstream's cross-topology pre-filter for
+        assigned-pod events).
+        """
+        if not self._events.is_event_of_interest(event):
+            return 0
+        candidates = [p for p in self._unsched.values() if pre_check is None or pre_check(p.pod)]
+        moved = self._move_pods(candidates, event)
+        self._sync_gauges()
+        return moved
+
+    def activate(self, pods: Iterable[Pod | str]) -> None:
+        """Force pods (or uids) to activeQ (``ForceActivate``). Scheduling thread only.
+
+        An in-flight pod gets the event recorded so it comes straight back if its attempt fails.
+        """
+        for p in pods:
+            uid = p if isinstance(p, str) else p.uid
+            pinfo = self._unsched.get(uid)
+            if pinfo is not None:
+                self._move_to_active(pinfo, ev.FORCE_ACTIVATE)
+                continue
+            pinfo = self._backoff.remove(uid) or self._error_backoff.remove(uid)
+            if pinfo is not None:
+                self._move_to_active(pinfo, ev.FORCE_ACTIVATE, from_backoff=True)
+                continue
+            if uid in self._in_flight:
+                self._in_flight.record(ev.EVENT_FORCE_ACTIVATE, uid)
+            self._move_request_cycle = self._cycle
+        self._sync_gauges()
+
+    def flush(self, now: float | None = None) -> None:
+        """Move pods whose backoff ended to activeQ (``BackoffComplete``) and, every
+        ``unschedulable_flush_interval_s``, parked pods older than the timeout onwards
+        (``UnschedulableTimeout``). Scheduling thread only.
+        """
+        now = self._clock() if now is None else now
+        for heap in (self._backoff, self._error_backoff):
+            while (top := heap.peek()) is not None and not self._bo.backing_off(top, now):
+                heap.pop()
+                self._move_to_active(top, ev.BACKOFF_COMPLETE, from_backoff=True)
+        if now >= self._next_leftover_flush:
+            self._next_leftover_flush = now + self._s.unschedulable_flush_interval_s
+            limit = self._s.pod_max_in_unschedulable_pods_s
+            stale = [p for p in self._unsched.values() if now - p.timestamp > limit]
+            if stale:
+                self._move_pods(stale, ev.EVENT_UNSCHEDULABLE_TIMEOUT)
+        self._sync_gauges()
+
+    # ---------------------------------------------------------------- internals
+
+    def _move_pods(self, pinfos: list[QueuedPodInfo], event: ClusterEvent, target: str | None = None) -> int:
+        moved = 0
+        for pinfo in pinfos:
+            if pinfo.gated and not ev.match_any(event, self._events.events_for(pinfo.gating_plugin)):
+                continue
+            strategy = self._worth_requeuing(pinfo, event, target)
+            if strategy is Strategy.SKIP:
+                continue
+            self._unsched_delete(pinfo.uid)
+            if self._requeue(pinfo, strategy, event.label) != QUEUE_UNSCHEDULABLE:
+                moved += 1
+        self._move_request_cycle = self._cycle
+        self._in_flight.record(event, target)
+        return moved
+
+    def _worth_requeuing(
+        self, pinfo: QueuedPodInfo, event: ClusterEvent, target: str | None = None
+    ) -> Strategy:
+        """Upstream ``isPodWorthRequeuing`` with every registered hint answering Queue."""
+        rejectors = pinfo.rejector_plugins
+        if not rejectors:
+            return Strategy.AFTER_BACKOFF
+        if target is not None and target != pinfo.uid:
+            return Strategy.SKIP
+        if event.is_wildcard:
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
+        for plugin in rejectors:
+            if self._events.plugin_interested(plugin, event):
+                if plugin in pinfo.pending_plugins:
+                    return Strategy.IMMEDIATELY
+                strategy = Strategy.AFTER_BACKOFF
+        return strategy
+
+    def _hint_for_in_flight(self, pinfo: QueuedPodInfo) -> Strategy:
+        """Upstream ``determineSchedulingHintForInFlightPod``."""
+        if not pinfo.rejector_plugins:
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
+        for event, target in self._in_flight.events_since_start(pinfo.uid):
+            s = self._worth_requeuing(pinfo, event, target)
+            if s is Strategy.IMMEDIATELY:
+                return s
+            if s is Strategy.AFTER_BACKOFF:
+                strategy = s
+                if not pinfo.pending_plugins:
+                    return s
+        return strategy
+
+    def _requeue(self, pinfo: QueuedPodInfo, strategy: Strategy, event: str) -> str:
+        """Upstream ``requeuePodWithQueueingStrategy``: the queue the pod ended up in."""
+        if strategy is Strategy.SKIP:
+            self._unsched_add_or_update(pinfo, event)
+            return QUEUE_UNSCHEDULABLE
+        if strategy is Strategy.AFTER_BACKOFF and self._bo.backing_off(pinfo, self._clock()):
+            return QUEUE_BACKOFF if self._move_to_backoff(pinfo, event) else QUEUE_UNSCHEDULABLE
+        return QUEUE_ACTIVE if self._move_to_active(pinfo, event) else QUEUE_UNSCHEDULABLE
+
+    def _move_to_active(self, pinfo: QueuedPodInfo, event: str, from_backoff: bool = False) -> bool:
+        uid = pinfo.uid
+        if not (self._s.pop_from_backoff_q and from_backoff):
+            self._run_pre_enqueue(pinfo)
+        if pinfo.gated:
+            if uid in self._active or self._in_backoff(uid):
+                return False
+            if uid not in self._unsched or pinfo is self._unsched[uid]:
+                self._unsched_add_or_update(pinfo, event)
+            return False
+        if pinfo.initial_attempt_timestamp is None:
+            pinfo.initial_attempt_timestamp = self._clock()
+        self._unsched_delete(uid)
+        self._backoff.remove(uid)
+        self._error_backoff.remove(uid)
+        self._active.push(uid, self._active_key(pinfo), pinfo)
+        self._incoming(QUEUE_ACTIVE, event)
+        if event in (ev.UNSCHEDULED_POD_ADD.label, ev.UNSCHEDULED_POD_UPDATE.label):
+            self.nominator.add(pinfo.pod)
+        return True
+
+    def _move_to_backoff(self, pinfo: QueuedPodInfo, event: str) -> bool:
+        uid = pinfo.uid
+        if self._s.pop_from_backoff_q:
+            self._run_pre_enqueue(pinfo)
+            if pinfo.gated:
+                self._unsched_add_or_update(pinfo, event)
+                return False
+        self._unsched_delete(uid)
+        if pinfo.rejector_plugins:
+            self._error_backoff.remove(uid)
+            self._backoff.push(uid, self._bo.rejected_key(pinfo), pinfo)
+        else:
+            self._backoff.remove(uid)
+            self._error_backoff.push(uid, self._bo.error_key(pinfo), pinfo)
+        self._incoming(QUEUE_BACKOFF, event)
+        return True
+
+    def _run_pre_enqueue(self, pinfo: QueuedPodInfo) -> None:
+        """Run PreEnqueue plugins, the one that gated the pod last time first."""
+        plugins = self._pre_enqueue
+        if isinstance(plugins, Mapping):
+            plugins = plugins.get(pinfo.pod.scheduler_name, ())
+        if pinfo.gating_plugin:
+            plugins = sorted(plugins, key=lambda p: p.name != pinfo.gating_plugin)
+        for pl in plugins:
+            try:
+                status = pl.pre_enqueue(pinfo.pod)
+            except Exception as exc:  # a plugin bug must not stop the queue
+                log.exception("PreEnqueue plugin %s failed on pod %s", pl.name, pinfo.pod.key)
+                status = Status(Code.ERROR, (f"running PreEnqueue plugin {pl.name!r}: {exc}",))
+            if status.ok:
+                continue
+            if pl.name not in pinfo.unschedulable_plugins:
+                pinfo.unschedulable_plugins.add(pl.name)
+                self._reason(pl.name, pinfo, +1)
+            pinfo.gating_plugin = pl.name
+            pinfo.gating_status = status if status.plugin else status.with_plugin(pl.name)
+            return
+        pinfo.gating_plugin = ""
+        pinfo.gating_status = None
+
+    def _active_key(self, pinfo: QueuedPodInfo) -> tuple[object, ...]:
+        return self._sort_key(pinfo.pod.priority, pinfo.timestamp)
+
+    def _in_backoff(self, uid: object) -> bool:
+        return uid in self._backoff or uid in self._error_backoff
+
+    def _unsched_add_or_update(self, pinfo: QueuedPodInfo, event: str) -> None:
+        uid = pinfo.uid
+        if uid not in self._unsched:
+            self._incoming(QUEUE_UNSCHEDULABLE, event)
+        self._unsched[uid] = pinfo
+        if pinfo.gated:
+            self._gated.add(uid)
+        else:
+            self._gated.discard(uid)
+
+    def _unsched_delete(self, uid: str) -> QueuedPodInfo | None:
+        self._gated.discard(uid)
+        return self._unsched.pop(uid, None)
+
+    def _incoming(self, queue: str, event: str) -> None:
+        if self._metrics is not None:
+            self._metrics.incoming(queue, event)
+
+    def _reason(self, plugin: str, pinfo: QueuedPodInfo, delta: int) -> None:
+        if self._metrics is not None:
+            gauge = self._metrics.unschedulable_pods
+            gauge.labels(plugin=plugin, profile=pinfo.pod.scheduler_name).inc(delta)
+
+    def _reasons(self, pinfo: QueuedPodInfo, delta: int) -> None:
+        for plugin in pinfo.rejector_plugins:
+            self._reason(plugin, pinfo, delta)
+
+    def _sync_gauges(self) -> None:
+        if self._metrics is not None:
+            self._metrics.set_pending(self.pending())
+
+
+__all__ = ["QueueError", "QueueSettings", "QueuedPodInfo", "SchedulingQueue", "Strategy"]

@@ -1,4 +1,4 @@
-"""The ``ksched`` command: ``explain``, ``sim serve``, ``version``.
+"""The ``ksched`` command: ``run``, ``explain``, ``sim serve``, ``version``.
 
 This is the only module that configures logging. Every command turns a :class:`KschedError`
 into one line on stderr and exit status 2; a traceback means a ksched bug.
@@ -44,6 +44,26 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    import prometheus_client
+
+    from ksched.runner import RunOptions, run
+
+    # kube-scheduler exposes no ``*_created`` series; prometheus_client can only turn them off
+    # process-wide, which is why this happens here and not in ksched.metrics.
+    prometheus_client.disable_created_metrics()
+
+    return run(
+        RunOptions(
+            kubeconfig=args.kubeconfig,
+            config_path=args.config,
+            leader_elect=args.leader_elect,
+            bind_address=args.bind_address,
+            port=args.port,
+        )
+    )
+
+
 def _cmd_version(args: argparse.Namespace) -> int:
     print(f"ksched {__version__}")
     return EXIT_OK
@@ -76,6 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=0, help="seed for the random tie-break among equal best nodes"
     )
     ex.set_defaults(func=_cmd_explain)
+
+    run = sub.add_parser("run", help="schedule pods of a real (or embedded) cluster until stopped")
+    run.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"
+    )
+    run.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's defaults)")
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="campaign for the Lease before scheduling (default: leaderElection.leaderElect of the config)",
+    )
+    run.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz")
+    run.add_argument("--port", type=int, default=10259, help="port of /metrics, /healthz, /readyz (0: any)")
+    run.set_defaults(func=_cmd_run)
 
     sim = sub.add_parser("sim", help="the embedded local cluster")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)

@@ -73,6 +73,10 @@ class Pod:
     """PersistentVolumeClaims the pod mounts (generic ephemeral volumes as ``<pod>-<volume>``)."""
     resource_claims: tuple[str, ...] = ()
     """Names in ``spec.resourceClaims`` (dynamic resource allocation)."""
+    scheduled_condition: tuple[str, str, str] | None = None
+    """``PodScheduled`` condition as (status, reason, message): the scheduler skips a status patch
+    that would not change it, as upstream does."""
+    resource_version: str = ""
 
     @property
     def key(self) -> str:
@@ -236,6 +240,8 @@ def pod_from_dict(raw: Any) -> Pod:
             )
         ),
         phase=f.string(status.get("phase"), obj, "status.phase"),
+        scheduled_condition=_scheduled_condition(status.get("conditions"), obj),
+        resource_version=f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
         volume_claims=_volume_claims(spec.get("volumes"), obj, name),
         resource_claims=_named_entries(spec.get("resourceClaims"), obj, "spec.resourceClaims"),
     )
@@ -290,3 +296,18 @@ def _volume_claims(raw: Any, obj: str, pod_name: str) -> tuple[str, ...]:
         elif vm.get("ephemeral") is not None:
             claims.append(f"{pod_name}-{f.string(vm.get('name'), obj, f'spec.volumes[{i}].name')}")
     return tuple(claims)
+
+
+def _scheduled_condition(raw: Any, obj: str) -> tuple[str, str, str] | None:
+    if not raw:
+        return None
+    for i, c in enumerate(f.sequence(raw, obj, "status.conditions")):
+        cm = f.mapping(c, obj, f"status.conditions[{i}]")
+        if cm.get("type") == "PodScheduled":
+            path = f"status.conditions[{i}]"
+            return (
+                f.string(cm.get("status"), obj, f"{path}.status"),
+                f.string(cm.get("reason"), obj, f"{path}.reason"),
+                f.string(cm.get("message"), obj, f"{path}.message"),
+            )
+    return None

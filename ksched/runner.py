@@ -1,0 +1,209 @@
+"""``ksched run``: wire a scheduler process together and run it until told to stop.
+
+Two threads (DESIGN.md §1): the I/O thread runs one asyncio loop carrying every API request
+(informers, bindings, events, status patches, the Lease) plus the metrics/health server; the main
+thread runs the scheduling loop, the only writer of the cache and the queue.
+
+Shutdown (SIGTERM or SIGINT): stop popping pods, let in-flight bindings finish (bounded wait),
+release the Lease, stop the I/O thread, exit 0. Losing the Lease stops scheduling at once and
+exits 1, as kube-scheduler does, so a supervisor restarts the process as a standby.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import signal
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ksched.cache.cluster import ClusterCache
+from ksched.config import default_config, load_config
+from ksched.config import names as ext
+from ksched.config.types import SchedulerConfiguration
+from ksched.framework.profile import build_profiles
+from ksched.framework.runtime import Framework
+from ksched.kube.client import ApiClient
+from ksched.kube.connection import load_connection
+from ksched.kube.informer import Informer
+from ksched.kube.io_thread import IOThread
+from ksched.metrics import Metrics
+from ksched.model.namespace import namespace_from_dict
+from ksched.model.node import node_from_dict
+from ksched.model.pdb import pdb_from_dict
+from ksched.model.pod import pod_from_dict
+from ksched.scheduler.binder import ApiOutbox
+from ksched.scheduler.inbox import Inbox, LeadershipChanged, ProfileRequest, StopRequested
+from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
+from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.queue import SchedulingQueue
+from ksched.scheduler.queue_types import QueueSettings
+from ksched.server import Health, build_app, start_server
+
+log = logging.getLogger(__name__)
+DRAIN_TIMEOUT_S = 10.0
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+"""Upstream's pod informer ignores finished pods: they hold no resources."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    kubeconfig: str | None = None
+    config_path: str | None = None
+    leader_elect: bool | None = None
+    """None: as the configuration says (upstream default true)."""
+    bind_address: str = "127.0.0.1"
+    port: int = 10259
+    seed: int | None = None
+
+
+def _queue_for(
+    config: SchedulerConfiguration, profiles: Mapping[str, Framework], metrics: Metrics
+) -> SchedulingQueue:
+    sort_plugin = None
+    pre_enqueue: dict[str, list[Any]] = {}
+    for profile in config.profiles:
+        fw = profiles[profile.scheduler_name]
+        for ref in profile.plugins.get(ext.QUEUE_SORT, ()):
+            sort_plugin = sort_plugin or fw.plugins.get(ref.name)
+        pre_enqueue[profile.scheduler_name] = [
+            fw.plugins[ref.name]
+            for ref in profile.plugins.get(ext.PRE_ENQUEUE, ())
+            if hasattr(fw.plugins.get(ref.name), "pre_enqueue")
+        ]
+    settings = QueueSettings(
+        pod_initial_backoff_s=config.pod_initial_backoff_s, pod_max_backoff_s=config.pod_max_backoff_s
+    )
+    return SchedulingQueue(
+        clock=time.monotonic,
+        settings=settings,
+        queue_sort=sort_plugin,
+        pre_enqueue=pre_enqueue,
+        metrics=metrics,
+    )
+
+
+def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
+    sink = inbox.put
+    return [
+        Informer(client, "nodes", "/api/v1/nodes", node_from_dict, sink),
+        Informer(client, "pods", "/api/v1/pods", pod_from_dict, sink, field_selector=POD_FIELD_SELECTOR),
+        Informer(client, "namespaces", "/api/v1/namespaces", namespace_from_dict, sink),
+        Informer(client, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", pdb_from_dict, sink),
+    ]
+
+
+def run(options: RunOptions) -> int:
+    """Run a scheduler process; returns the exit status."""
+    config = load_config(options.config_path) if options.config_path else default_config()
+    profiles = build_profiles(config, seed=options.seed)
+    leader_elect = (
+        config.leader_election.leader_elect if options.leader_elect is None else options.leader_elect
+    )
+    metrics = Metrics()
+    cache = ClusterCache()
+    queue = _queue_for(config, profiles, metrics)
+    inbox = Inbox()
+    connection = load_connection(options.kubeconfig or config.client_connection.kubeconfig or None)
+    io = IOThread().start()
+    try:
+        cc = config.client_connection
+        client = io.client(connection, qps=cc.qps, burst=cc.burst)
+        outbox = ApiOutbox(io, client, inbox)
+        instance = socket.gethostname()
+        scheduler = Scheduler(
+            profiles=profiles,
+            cache=cache,
+            queue=queue,
+            outbox=outbox,
+            inbox=inbox,
+            metrics=metrics,
+            instance=instance,
+            leading=not leader_elect,
+            required_kinds=frozenset({"nodes", "pods"}),
+        )
+        health = Health(leader_election=leader_elect, leading=not leader_elect)
+
+        def synced() -> None:
+            health.synced = True
+            log.info(
+                "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
+            )
+
+        scheduler.on_synced = synced
+
+        def request_profile(seconds: float) -> concurrent.futures.Future[bytes]:
+            fut: concurrent.futures.Future[bytes] = concurrent.futures.Future()
+            inbox.put(ProfileRequest(seconds, fut))
+            return fut
+
+        app = build_app(
+            metrics.registry, health, request_profile=request_profile if config.enable_profiling else None
+        )
+        runner, port = io.run(start_server(app, options.bind_address, options.port))
+        io.add_closer(runner.cleanup)
+        log.info("serving /metrics, /healthz and /readyz on http://%s:%d", options.bind_address, port)
+        informers = _informers(client, inbox)
+        for informer in informers:
+            informer.start(io)
+        elector = None
+        if leader_elect:
+            le = config.leader_election
+            settings = LeaderElectionSettings(
+                namespace=le.resource_namespace,
+                name=le.resource_name,
+                lease_duration_s=le.lease_duration_s,
+                renew_deadline_s=le.renew_deadline_s,
+                retry_period_s=le.retry_period_s,
+            )
+
+            def started() -> None:
+                health.leading = True
+                inbox.put(LeadershipChanged(True))
+
+            def stopped() -> None:
+                health.leading = False
+                inbox.put(LeadershipChanged(False))
+
+            elector = LeaderElector(client, settings, on_started=started, on_stopped=stopped)
+            io.submit(elector.run())
+            log.info(
+                "waiting to acquire the lease %s/%s as %s",
+                le.resource_namespace,
+                le.resource_name,
+                settings.identity,
+            )
+        _install_signal_handlers(inbox)
+        scheduler.run()
+        log.info("stopping: %s", scheduler.stop_reason)
+        health.stopping = True
+        for informer in informers:
+            informer.stop()
+        scheduler.finish_profile()
+        try:
+            io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
+        except (TimeoutError, concurrent.futures.TimeoutError):
+            log.warning("in-flight bindings did not finish within %.0fs", DRAIN_TIMEOUT_S)
+        if elector is not None:
+            io.call_soon(elector.stop)
+            if scheduler.stop_reason != "lost leadership":
+                io.run(elector.release(), timeout=5)
+        io.run(outbox.close(), timeout=5)
+    finally:
+        io.stop()
+    return 1 if scheduler.stop_reason == "lost leadership" else 0
+
+
+def _install_signal_handlers(inbox: Inbox) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        inbox.put(StopRequested(f"received {signal.Signals(signum).name}"))
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)

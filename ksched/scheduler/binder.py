@@ -1,0 +1,154 @@
+"""The outbox: bindings, status patches and events, carried out on the I/O thread.
+
+The scheduling thread never waits for the API. It hands work over with ``call_soon_threadsafe``;
+the I/O loop runs it with many requests in flight and puts bind outcomes back in the inbox.
+
+- **Bindings** go out at once, up to ``max_binds_in_flight`` concurrently (a semaphore, not a
+  queue on our side: the API server's own fairness applies). The kube writer retries transient
+  faults and turns a 409 whose pod is bound to the node we asked for into success (our earlier
+  try got through), so a binding is never applied twice and never reported lost.
+- **Status patches** (the ``PodScheduled`` condition) are sent with bounded concurrency and are
+  retried by the client; losing one is not fatal (the next failure writes it again).
+- **Events** are best effort: a bounded buffer that drops the newest when full (counted in the
+  log), sent at most ``event_qps`` per second. They never slow scheduling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ksched.kube.client import ApiClient
+from ksched.kube.io_thread import IOThread
+from ksched.kube.ratelimit import TokenBucket
+from ksched.kube.writers import bind, create_event, patch_pod_status
+from ksched.model.pod import Pod
+from ksched.scheduler.inbox import BindDone, Inbox
+
+log = logging.getLogger(__name__)
+
+
+class Outbox(Protocol):
+    """What the scheduling loop asks of the outside world; every call returns at once."""
+
+    def bind(self, pod: Pod, node: str) -> None:
+        """Post the binding; a :class:`BindDone` arrives in the inbox later."""
+
+    def patch_status(self, pod: Pod, patch: dict[str, Any]) -> None: ...
+
+    def event(self, body: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutboxSettings:
+    max_binds_in_flight: int = 512
+    """Concurrent binding requests; the API server, not this, should be the bottleneck."""
+    max_writes_in_flight: int = 16
+    """Concurrent status patches and events."""
+    event_buffer: int = 1000
+    """Events waiting to be sent; beyond this new events are dropped (upstream's broadcaster too)."""
+    event_qps: float = 50.0
+    event_burst: int = 100
+
+
+class ApiOutbox:
+    """An :class:`Outbox` over the API client, running on the I/O thread's loop."""
+
+    def __init__(
+        self, io: IOThread, client: ApiClient, inbox: Inbox, settings: OutboxSettings | None = None
+    ) -> None:
+        self.io = io
+        self.client = client
+        self.inbox = inbox
+        self.settings = settings or OutboxSettings()
+        self._bind_slots: asyncio.Semaphore | None = None
+        self._write_slots: asyncio.Semaphore | None = None
+        self._events: collections.deque[dict[str, Any]] = collections.deque()
+        self._event_wakeup: asyncio.Event | None = None
+        self._event_task: asyncio.Task[None] | None = None
+        self._bucket = TokenBucket(self.settings.event_qps, self.settings.event_burst)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.dropped_events = 0
+
+    # ---------------------------------------------------------------- called from the scheduling thread
+    def bind(self, pod: Pod, node: str) -> None:
+        self.io.call_soon(self._spawn, self._bind(pod, node))
+
+    def patch_status(self, pod: Pod, patch: dict[str, Any]) -> None:
+        self.io.call_soon(self._spawn, self._patch(pod, patch))
+
+    def event(self, body: dict[str, Any]) -> None:
+        self.io.call_soon(self._queue_event, body)
+
+    # ---------------------------------------------------------------- on the I/O loop
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _bind(self, pod: Pod, node: str) -> None:
+        if self._bind_slots is None:
+            self._bind_slots = asyncio.Semaphore(self.settings.max_binds_in_flight)
+        async with self._bind_slots:
+            try:
+                await bind(self.client, pod.namespace, pod.name, pod.uid, node)
+            except Exception as exc:  # every failure goes back to the loop, which requeues the pod
+                self.inbox.put(BindDone(pod, node, exc))
+            else:
+                self.inbox.put(BindDone(pod, node))
+
+    async def _patch(self, pod: Pod, patch: dict[str, Any]) -> None:
+        if self._write_slots is None:
+            self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
+        async with self._write_slots:
+            try:
+                await patch_pod_status(self.client, pod.namespace, pod.name, patch)
+            except Exception as exc:
+                log.warning("could not update the status of pod %s: %s", pod.key, exc)
+
+    def _queue_event(self, body: dict[str, Any]) -> None:
+        if len(self._events) >= self.settings.event_buffer:
+            self.dropped_events += 1
+            if self.dropped_events in (1, 10, 100) or self.dropped_events % 1000 == 0:
+                log.warning("event buffer full: %d events dropped so far", self.dropped_events)
+            return
+        self._events.append(body)
+        if self._event_task is None:
+            self._event_wakeup = asyncio.Event()
+            self._event_task = asyncio.get_running_loop().create_task(self._send_events())
+        assert self._event_wakeup is not None
+        self._event_wakeup.set()
+
+    async def _send_events(self) -> None:
+        assert self._event_wakeup is not None
+        while True:
+            while self._events:
+                await self._bucket.acquire()
+                body = self._events.popleft()
+                self._spawn(self._send_event(body))
+            self._event_wakeup.clear()
+            await self._event_wakeup.wait()
+
+    async def _send_event(self, body: dict[str, Any]) -> None:
+        if self._write_slots is None:
+            self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
+        async with self._write_slots:
+            try:
+                await create_event(self.client, body)
+            except Exception as exc:
+                log.debug("event %s not recorded: %s", body.get("reason"), exc)
+
+    async def drain(self, timeout_s: float) -> None:
+        """Wait (on the I/O loop) for in-flight binds and writes, at most ``timeout_s``."""
+        pending = [t for t in self._tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout_s)
+
+    async def close(self) -> None:
+        if self._event_task is not None:
+            self._event_task.cancel()
+            await asyncio.gather(self._event_task, return_exceptions=True)
+            self._event_task = None

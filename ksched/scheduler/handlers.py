@@ -1,0 +1,224 @@
+"""Applying informer events to the cache and the queue (the scheduler's event handlers).
+
+Mirrors upstream's ``eventhandlers.go``: bound pods go to the cache (confirming assumed ones),
+pending pods of our profiles go to the queue, and each change that could make a parked pod
+schedulable is turned into a :class:`ClusterEvent` for the queue (node added or grown, labels or
+taints changed, a bound pod deleted). A relist after 410 Gone reconciles: whatever the cache knows
+and the list does not hold was deleted meanwhile.
+
+Malformed objects never stop the loop: a pending pod of ours gets a ``FailedScheduling`` event
+and a ``PodScheduled=False`` condition naming the field (once per distinct problem); a malformed
+node is skipped with a logged error, keeping its last good version if there was one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework.runtime import Framework
+from ksched.kube import events as kev
+from ksched.model.namespace import Namespace
+from ksched.model.node import Node
+from ksched.model.pdb import PodDisruptionBudget
+from ksched.model.pod import DEFAULT_SCHEDULER_NAME, Pod
+from ksched.scheduler import events_registry as cev
+from ksched.scheduler.queue import SchedulingQueue
+from ksched.scheduler.reporting import (
+    ACTION_SCHEDULING,
+    EVENT_FAILED_SCHEDULING,
+    REASON_SCHEDULING_GATED,
+    Reporter,
+)
+
+log = logging.getLogger(__name__)
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+
+def node_update_events(old: Node, new: Node) -> list[cev.ClusterEvent]:
+    """Upstream ``NodeSchedulingPropertiesChange``: which aspects of a node changed."""
+    A = cev.ActionType
+    events = []
+    if old.allocatable != new.allocatable:
+        events.append(cev.ClusterEvent(cev.NODE, A.UPDATE_NODE_ALLOCATABLE))
+    if old.labels != new.labels:
+        events.append(cev.ClusterEvent(cev.NODE, A.UPDATE_NODE_LABEL))
+    if old.taints != new.taints or old.unschedulable != new.unschedulable:
+        events.append(cev.ClusterEvent(cev.NODE, A.UPDATE_NODE_TAINT))
+    return events
+
+
+class ClusterEventHandlers:
+    """State fed by informers; owned and called by the scheduling loop (its thread only)."""
+
+    def __init__(
+        self,
+        *,
+        cache: ClusterCache,
+        queue: SchedulingQueue,
+        profiles: Mapping[str, Framework],
+        reporter: Reporter,
+    ) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.profiles = profiles
+        self.reporter = reporter
+        self.pending: dict[str, Pod] = {}
+        """Pending pods of our profiles, by uid: the informer's latest view."""
+        self.namespaces: dict[str, Namespace] = {}
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self._reported_invalid: dict[str, str] = {}
+
+    def handle_informer_event(self, ev: kev.InformerEvent) -> None:
+        if isinstance(ev, kev.Relisted):
+            self._relist(ev)
+            return
+        if isinstance(ev, kev.Invalid):
+            self._invalid(ev)
+            return
+        kind = ev.kind
+        deleted = isinstance(ev, kev.Deleted)
+        if kind == "pods":
+            self._pod_deleted(ev.obj) if deleted else self._pod_upserted(ev.obj)
+        elif kind == "nodes":
+            self._node_deleted(ev.obj.name) if deleted else self._node_upserted(ev.obj)
+        elif kind == "namespaces":
+            if deleted:
+                self.namespaces.pop(ev.obj.name, None)
+            else:
+                self.namespaces[ev.obj.name] = ev.obj
+        elif kind == "poddisruptionbudgets":
+            key = f"{ev.obj.namespace}/{ev.obj.name}"
+            if deleted:
+                self.pdbs.pop(key, None)
+            else:
+                self.pdbs[key] = ev.obj
+
+    # ------------------------------------------------------------------ nodes
+    def _node_upserted(self, node: Node) -> None:
+        nodes = self.cache.nodes
+        row = nodes.row_of.get(node.name)
+        old = nodes.nodes[row] if row is not None else None
+        self.cache.add_node(node)
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(cev.NODE_ADD)
+            return
+        for event in node_update_events(old, node):
+            self.queue.move_all_to_active_or_backoff(event)
+
+    def _node_deleted(self, name: str) -> None:
+        self.cache.remove_node(name)
+
+    # ------------------------------------------------------------------ pods
+    def _ours(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    def _pod_upserted(self, pod: Pod) -> None:
+        uid = pod.uid
+        self._reported_invalid.pop(uid, None)
+        if pod.node_name:
+            if self.pending.pop(uid, None) is not None:
+                self.queue.delete(uid)
+            known = uid in self.cache.pods and not self.cache.is_assumed(uid)
+            self.cache.add_pod(pod)
+            self.queue.move_all_to_active_or_backoff(
+                cev.ASSIGNED_POD_UPDATE if known else cev.ASSIGNED_POD_ADD
+            )
+            return
+        if not self._ours(pod):
+            return
+        if pod.deleting:
+            if self.pending.pop(uid, None) is not None:
+                self.queue.delete(uid)
+            return
+        old = self.pending.get(uid)
+        self.pending[uid] = pod
+        if uid in self.cache.pods:  # assumed: its binding is in flight; the queue must not see it again
+            return
+        if old is None:
+            pinfo = self.queue.add(pod)
+            if pinfo is not None and pinfo.gated:
+                self.reporter.not_scheduled(pod, REASON_SCHEDULING_GATED, GATED_MESSAGE)
+        else:
+            self.queue.update(old, pod)
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        uid = pod.uid
+        if self.pending.pop(uid, None) is not None:
+            self.queue.delete(uid)
+        if uid in self.cache.pods:
+            self.cache.remove_pod(uid)
+            self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+        self._reported_invalid.pop(uid, None)
+
+    # ------------------------------------------------------------------ relist after 410
+    def _relist(self, ev: kev.Relisted) -> None:
+        invalid_keys = {i.key for i in ev.invalid}
+        if ev.kind == "nodes":
+            live = {n.name for n in ev.objs} | invalid_keys
+            for name in [n for n in self.cache.nodes.row_of if n not in live]:
+                self._node_deleted(name)
+            for node in ev.objs:
+                self._node_upserted(node)
+        elif ev.kind == "pods":
+            live = {p.uid for p in ev.objs} | {i.uid for i in ev.invalid}
+            for uid in [u for u in self.cache.pods if u not in live]:
+                self._pod_deleted(self.cache.pods[uid].pod)
+            for uid in [u for u in self.pending if u not in live]:
+                self._pod_deleted(self.pending[uid])
+            for pod in ev.objs:
+                self._pod_upserted(pod)
+        elif ev.kind == "namespaces":
+            self.namespaces = {n.name: n for n in ev.objs}
+        elif ev.kind == "poddisruptionbudgets":
+            self.pdbs = {f"{p.namespace}/{p.name}": p for p in ev.objs}
+        for bad in ev.invalid:
+            self._invalid(bad)
+
+    # ------------------------------------------------------------------ malformed objects
+    def _invalid(self, ev: kev.Invalid) -> None:
+        if ev.kind == "nodes":
+            if ev.event_type == "DELETED":
+                self._node_deleted(ev.name)
+            else:
+                log.error("node %s skipped: %s", ev.name, ev.error)
+            return
+        if ev.kind != "pods":
+            log.error("%s %s skipped: %s", ev.kind, ev.key, ev.error)
+            return
+        if ev.event_type == "DELETED":
+            if ev.uid in self.pending:
+                self._pod_deleted(self.pending[ev.uid])
+            elif ev.uid in self.cache.pods:
+                self._pod_deleted(self.cache.pods[ev.uid].pod)
+            return
+        if ev.raw_node_name:
+            log.error("bound pod %s cannot be read, keeping its last good version: %s", ev.key, ev.error)
+            return
+        scheduler = ev.raw_scheduler_name or DEFAULT_SCHEDULER_NAME
+        if scheduler not in self.profiles:
+            return
+        if ev.uid in self.pending:  # it was valid before: it cannot be scheduled now
+            self.queue.delete(ev.uid)
+            del self.pending[ev.uid]
+        message = str(ev.error)
+        if self._reported_invalid.get(ev.uid) == message:
+            return
+        self._reported_invalid[ev.uid] = message
+        log.warning("pod %s cannot be scheduled: %s", ev.key, message)
+        stub = _PodRef(ev.namespace, ev.name, ev.uid)
+        self.reporter.event(stub, scheduler, "Warning", EVENT_FAILED_SCHEDULING, ACTION_SCHEDULING, message)
+        self.reporter.not_scheduled_unparsed(stub, message)
+
+
+class _PodRef:
+    """Just enough of a pod to address events and patches for one that could not be parsed."""
+
+    __slots__ = ("key", "name", "namespace", "uid")
+
+    def __init__(self, namespace: str, name: str, uid: str) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.uid = uid
+        self.key = f"{namespace}/{name}"

@@ -1,0 +1,180 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease, as client-go's leaderelection does it.
+
+Only the leader schedules; replicas stand by with warm caches. The algorithm (reference §11):
+
+- Every ``retry_period`` (with up to 1.2x jitter) a candidate reads the Lease. A Lease is held by
+  someone else while its ``holderIdentity`` is set and ``observed + leaseDuration > now``, where
+  ``observed`` is the *local* time this candidate last saw the record change (clocks of different
+  machines are never compared).
+- Otherwise it writes itself in with optimistic concurrency on ``resourceVersion``: a new holder
+  sets ``acquireTime`` and increments ``leaseTransitions``; the holder only moves ``renewTime``.
+- The leader renews every ``retry_period``; if it cannot within ``renew_deadline`` it has lost the
+  lease and scheduling stops at once (the caller exits, as kube-scheduler does).
+- On a clean shutdown the leader releases the Lease (empty holder, 1 s duration) so a standby
+  takes over without waiting out the lease.
+
+Runs on the I/O thread's event loop; ``on_started`` / ``on_stopped`` are called there and must
+only hand the news to the scheduling thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import random
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ksched.errors import ApiError, Conflict
+from ksched.kube.client import ApiClient
+from ksched.kube.writers import create_lease, get_lease, micro_time, update_lease
+
+log = logging.getLogger(__name__)
+JITTER_FACTOR = 1.2
+
+
+def default_identity() -> str:
+    """``<hostname>_<uuid>`` like kube-scheduler."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderElectionSettings:
+    namespace: str = "kube-system"
+    name: str = "kube-scheduler"
+    identity: str = field(default_factory=default_identity)
+    lease_duration_s: float = 15.0
+    renew_deadline_s: float = 10.0
+    retry_period_s: float = 2.0
+
+
+class LeaderElector:
+    """Acquire, renew and release one Lease; report leadership changes through callbacks."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        settings: LeaderElectionSettings,
+        *,
+        on_started: Callable[[], None],
+        on_stopped: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self._on_started = on_started
+        self._on_stopped = on_stopped
+        self._clock = clock
+        self._wall = wall_clock
+        self._rng = rng or random.Random()
+        self._observed: dict[str, Any] | None = None
+        self._observed_spec: dict[str, Any] | None = None
+        self._observed_at = 0.0
+        self.leading = False
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        """Stop campaigning or renewing (call on the I/O loop)."""
+        self._stop.set()
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep unless stopped; True when stopped."""
+        try:
+            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+        except TimeoutError:
+            return False
+        return True
+
+    async def run(self) -> None:
+        """Campaign until leading, then renew until the lease is lost or :meth:`stop` is called."""
+        s = self.settings
+        while not self._stop.is_set():
+            if await self._try_acquire_or_renew():
+                break
+            if await self._sleep(s.retry_period_s * (1 + self._rng.random() * (JITTER_FACTOR - 1))):
+                return
+        if self._stop.is_set():
+            return
+        self.leading = True
+        log.info("became leader: lease %s/%s as %s", s.namespace, s.name, s.identity)
+        self._on_started()
+        last_renew = self._clock()
+        while not self._stop.is_set():
+            if await self._sleep(s.retry_period_s):
+                break
+            if await self._try_acquire_or_renew():
+                last_renew = self._clock()
+            elif self._clock() - last_renew > s.renew_deadline_s:
+                log.error(
+                    "lost the lease %s/%s: not renewed within %.1fs", s.namespace, s.name, s.renew_deadline_s
+                )
+                self.leading = False
+                self._on_stopped()
+                return
+
+    async def release(self) -> None:
+        """Give the lease up on a clean shutdown, so a standby does not wait out leaseDuration."""
+        if not self.leading or self._observed is None:
+            return
+        lease = dict(self._observed)
+        lease["spec"] = {
+            **(lease.get("spec") or {}),
+            "holderIdentity": "",
+            "leaseDurationSeconds": 1,
+            "renewTime": micro_time(dt.datetime.fromtimestamp(self._wall(), tz=dt.UTC)),
+        }
+        try:
+            await update_lease(self.client, lease)
+        except ApiError as exc:
+            log.warning("could not release the lease: %s", exc)
+        self.leading = False
+
+    async def _try_acquire_or_renew(self) -> bool:
+        s = self.settings
+        now_text = micro_time(dt.datetime.fromtimestamp(self._wall(), tz=dt.UTC))
+        try:
+            lease = await get_lease(self.client, s.namespace, s.name)
+            if lease is None:
+                spec = {
+                    "holderIdentity": s.identity,
+                    "leaseDurationSeconds": int(s.lease_duration_s),
+                    "acquireTime": now_text,
+                    "renewTime": now_text,
+                    "leaseTransitions": 0,
+                }
+                self._remember(await create_lease(self.client, s.namespace, s.name, spec))
+                return True
+            spec = dict(lease.get("spec") or {})
+            if spec != self._observed_spec:
+                self._observed_spec = spec
+                self._observed_at = self._clock()
+            holder = spec.get("holderIdentity") or ""
+            duration = float(spec.get("leaseDurationSeconds") or s.lease_duration_s)
+            if holder and holder != s.identity and self._observed_at + duration > self._clock():
+                return False
+            new_spec = {**spec, "holderIdentity": s.identity, "leaseDurationSeconds": int(s.lease_duration_s)}
+            new_spec["renewTime"] = now_text
+            if holder != s.identity:
+                new_spec["acquireTime"] = now_text
+                new_spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+            updated = dict(lease)
+            updated["spec"] = new_spec
+            self._remember(await update_lease(self.client, updated))
+            return True
+        except Conflict:
+            return False
+        except ApiError as exc:
+            log.warning("lease %s/%s: %s", s.namespace, s.name, exc)
+            return False
+
+    def _remember(self, lease: dict[str, Any]) -> None:
+        self._observed = lease
+        self._observed_spec = dict(lease.get("spec") or {})
+        self._observed_at = self._clock()

@@ -1,0 +1,286 @@
+"""The scheduling loop: the single writer of the cache and the queue.
+
+One thread runs :meth:`Scheduler.run`. Between cycles it drains the inbox (informer events, bind
+outcomes, leadership, stop and profile requests) and applies them; then it pops one pod, runs its
+profile's cycle over every node, assumes the pod on the chosen node and hands the binding to the
+outbox, or records the failure (event, condition, requeue). It sleeps on the inbox only when the
+queue has nothing ready, waking for the next backoff expiry.
+
+Upstream's order of a cycle is kept (reference §1): skip pods being deleted or already assumed,
+run the profile, assume, bind asynchronously; on a failed bind forget the pod, tell the queue that
+resources were freed, and requeue it with backoff. Preemption (PostFilter) is not wired in yet.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import dataclasses
+import io
+import logging
+import marshal
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework.interface import Code
+from ksched.framework.runtime import CycleResult, Framework
+from ksched.kube import events as kev
+from ksched.metrics import Metrics, attempts_label
+from ksched.scheduler import events_registry as cev
+from ksched.scheduler.binder import Outbox
+from ksched.scheduler.handlers import ClusterEventHandlers
+from ksched.scheduler.inbox import BindDone, Inbox, LeadershipChanged, ProfileRequest, StopRequested
+from ksched.scheduler.queue import SchedulingQueue
+from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.reporting import (
+    ACTION_BINDING,
+    ACTION_SCHEDULING,
+    EVENT_FAILED_SCHEDULING,
+    EVENT_SCHEDULED,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    Reporter,
+    deleting_message,
+    scheduled_message,
+)
+
+log = logging.getLogger(__name__)
+MAX_IDLE_WAIT_S = 1.0
+BIND_PLUGIN = "DefaultBinder"
+
+
+@dataclasses.dataclass(slots=True)
+class Binding:
+    """A pod between assume and the bind outcome."""
+
+    pinfo: QueuedPodInfo
+    node: str
+    started: float
+
+
+class Scheduler:
+    """Owns the cache and the queue; see the module docstring. Not thread-safe by design."""
+
+    def __init__(
+        self,
+        *,
+        profiles: Mapping[str, Framework],
+        cache: ClusterCache,
+        queue: SchedulingQueue,
+        outbox: Outbox,
+        inbox: Inbox | None = None,
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        instance: str = "ksched",
+        leading: bool = True,
+        required_kinds: frozenset[str] = frozenset({"nodes", "pods"}),
+    ) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.profiles = profiles
+        self.outbox = outbox
+        self.reporter = Reporter(outbox, wall_clock=wall_clock, instance=instance)
+        self.handlers = ClusterEventHandlers(
+            cache=cache, queue=queue, profiles=profiles, reporter=self.reporter
+        )
+        self.inbox = inbox if inbox is not None else Inbox()
+        self.metrics = metrics
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.instance = instance
+        self.leading = leading
+        self.required_kinds = required_kinds
+        self.synced_kinds: set[str] = set()
+        self.binding: dict[str, Binding] = {}
+        self.stopping = False
+        self.stop_reason = ""
+        self.on_synced: Callable[[], None] | None = None
+        self.scheduled_count = 0
+        self.failed_count = 0
+        self._profile_until: float | None = None
+        self._profiler: cProfile.Profile | None = None
+        self._profile_result: Any = None
+
+    # ------------------------------------------------------------------ the loop
+    @property
+    def synced(self) -> bool:
+        return self.required_kinds <= self.synced_kinds
+
+    def run(self, *, until: Callable[[Scheduler], bool] | None = None) -> None:
+        """Schedule until a stop request (or ``until(self)`` is true after a step)."""
+        while not self.stopping:
+            self._apply(self.inbox.drain())
+            if until is not None and until(self):
+                return
+            if self.stopping:
+                break
+            if not (self.leading and self.synced):
+                self._apply_one(self.inbox.wait(MAX_IDLE_WAIT_S))
+                continue
+            now = self.clock()
+            self.queue.flush(now)
+            pinfo = self.queue.pop()
+            if pinfo is None:
+                wake = self.queue.next_wakeup()
+                timeout = MAX_IDLE_WAIT_S if wake is None else min(MAX_IDLE_WAIT_S, max(0.0, wake - now))
+                self._apply_one(self.inbox.wait(timeout))
+                continue
+            self.schedule_one(pinfo)
+            self._tick_profile()
+
+    def _apply(self, items: list[Any]) -> None:
+        for item in items:
+            self._apply_one(item)
+
+    def _apply_one(self, item: Any) -> None:
+        if item is None:
+            return
+        if isinstance(item, BindDone):
+            self._bind_done(item)
+        elif isinstance(item, kev.Upserted | kev.Deleted | kev.Relisted | kev.Invalid):
+            self.handlers.handle_informer_event(item)
+        elif isinstance(item, kev.Synced):
+            was_synced = self.synced
+            self.synced_kinds.add(item.kind)
+            if self.synced and not was_synced and self.on_synced is not None:
+                self.on_synced()
+        elif isinstance(item, LeadershipChanged):
+            self.leading = item.leading
+            if not item.leading:
+                self.stopping = True
+                self.stop_reason = "lost leadership"
+        elif isinstance(item, StopRequested):
+            self.stopping = True
+            self.stop_reason = item.reason
+        elif isinstance(item, ProfileRequest):
+            self._start_profile(item)
+        else:
+            log.error("unknown inbox item %r", item)
+
+    # ------------------------------------------------------------------ one pod
+    def schedule_one(self, pinfo: QueuedPodInfo) -> None:
+        pod = pinfo.pod
+        fw = self.profiles.get(pod.scheduler_name)
+        if fw is None:
+            self.queue.done(pod.uid)
+            return
+        if pod.deleting:
+            note = deleting_message(pod)
+            self.reporter.event(pod, fw.profile, "Warning", EVENT_FAILED_SCHEDULING, ACTION_SCHEDULING, note)
+            self.queue.done(pod.uid)
+            return
+        if pod.uid in self.cache:  # already assumed or bound: an update re-queued it
+            self.queue.done(pod.uid)
+            return
+        start = self.clock()
+        result = fw.run(pod, self.cache)
+        if self.metrics is not None:
+            self.metrics.scheduling_algorithm_duration.observe(self.clock() - start)
+        if result.selected_node is None:
+            self._fail(pinfo, fw.profile, self._failure(result), start)
+            return
+        node = result.selected_node
+        assumed = dataclasses.replace(pod, node_name=node)
+        self.cache.assume(assumed, node)
+        self.binding[pod.uid] = Binding(pinfo, node, start)
+        self.outbox.bind(pod, node)
+
+    @staticmethod
+    def _failure(result: CycleResult) -> tuple[str, str, set[str]]:
+        """(condition reason, message, rejecting plugins) of a cycle that placed nothing."""
+        message = result.message()
+        if result.status.code == Code.ERROR:
+            return REASON_SCHEDULER_ERROR, message, set()
+        plugins: set[str] = set()
+        if result.prefilter_rejection is not None:
+            plugins.add(result.prefilter_rejection.plugin)
+        for plugin, fr in result.filters:
+            if fr.failed is not None and result.valid is not None:
+                n = result.valid.shape[0]
+                if (fr.failed[:n][result.valid] != 0).any():
+                    plugins.add(plugin)
+        return REASON_UNSCHEDULABLE, message, plugins
+
+    def _fail(
+        self, pinfo: QueuedPodInfo, profile: str, failure: tuple[str, str, set[str]], start: float
+    ) -> None:
+        reason, message, plugins = failure
+        pod = pinfo.pod
+        result_label = "unschedulable" if reason == REASON_UNSCHEDULABLE else "error"
+        self.failed_count += 1
+        if self.metrics is not None:
+            self.metrics.schedule_attempts.labels(result=result_label, profile=profile).inc()
+            self.metrics.scheduling_attempt_duration.labels(result=result_label, profile=profile).observe(
+                self.clock() - start
+            )
+        log.debug("pod %s not scheduled: %s", pod.key, message)
+        current = self.handlers.pending.get(pod.uid)
+        if current is None:  # deleted or bound by someone else meanwhile: nothing to requeue
+            self.queue.done(pod.uid)
+        else:
+            pinfo.pod = current
+            pinfo.unschedulable_plugins = set(plugins)
+            pinfo.pending_plugins = set()
+            self.queue.add_unschedulable_if_not_present(pinfo, self.queue.scheduling_cycle)
+        self.reporter.event(pod, profile, "Warning", EVENT_FAILED_SCHEDULING, ACTION_SCHEDULING, message)
+        self.reporter.not_scheduled(current or pod, reason, message)
+
+    def _bind_done(self, done: BindDone) -> None:
+        uid = done.pod.uid
+        binding = self.binding.pop(uid, None)
+        if binding is None:
+            return
+        profile = done.pod.scheduler_name
+        if done.error is None:
+            self.scheduled_count += 1
+            self.queue.done(uid)
+            now = self.clock()
+            if self.metrics is not None:
+                pinfo = binding.pinfo
+                self.metrics.schedule_attempts.labels(result="scheduled", profile=profile).inc()
+                self.metrics.scheduling_attempt_duration.labels(result="scheduled", profile=profile).observe(
+                    now - binding.started
+                )
+                self.metrics.pod_scheduling_attempts.observe(pinfo.attempts)
+                if pinfo.initial_attempt_timestamp is not None:
+                    self.metrics.pod_scheduling_sli_duration.labels(
+                        attempts=attempts_label(pinfo.attempts)
+                    ).observe(now - pinfo.initial_attempt_timestamp)
+            note = scheduled_message(done.pod, done.node)
+            self.reporter.event(done.pod, profile, "Normal", EVENT_SCHEDULED, ACTION_BINDING, note)
+            return
+        log.info("binding %s to %s failed: %s", done.pod.key, done.node, done.error)
+        if self.cache.is_assumed(uid):
+            self.cache.forget(uid)
+        self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+        message = f'running Bind plugin "{BIND_PLUGIN}": {done.error}'
+        self._fail(binding.pinfo, profile, (REASON_SCHEDULER_ERROR, message, set()), binding.started)
+
+    # ------------------------------------------------------------------ /debug/profile
+    def _start_profile(self, req: ProfileRequest) -> None:
+        if self._profiler is not None:
+            req.result.set_exception(RuntimeError("a profile is already being taken"))
+            return
+        self._profiler = cProfile.Profile()
+        self._profile_until = self.clock() + req.seconds
+        self._profile_result = req.result
+        self._profiler.enable()
+
+    def _tick_profile(self) -> None:
+        if self._profiler is None or self._profile_until is None or self.clock() < self._profile_until:
+            return
+        self.finish_profile()
+
+    def finish_profile(self) -> None:
+        """Stop a running profile and hand its stats (pstats' marshal format) to the requester."""
+        if self._profiler is None:
+            return
+        self._profiler.disable()
+        self._profiler.create_stats()
+        buf = io.BytesIO(marshal.dumps(self._profiler.stats))  # type: ignore[attr-defined]
+        if not self._profile_result.done():
+            self._profile_result.set_result(buf.getvalue())
+        self._profiler = None
+        self._profile_until = None

@@ -1,0 +1,125 @@
+"""What the scheduler tells the API about a pod: Events and the ``PodScheduled`` condition.
+
+Texts follow upstream exactly (reference §9): ``Scheduled`` / ``Successfully assigned NS/NAME to
+NODE`` on success; ``FailedScheduling`` with the FitError message on failure, the event note
+truncated to 1024 bytes with a trailing `` ...``, the condition carrying the full message; reason
+``Unschedulable`` for rejections and ``SchedulerError`` for everything else. Events are written
+through ``events.k8s.io/v1`` with the profile's scheduler name as the reporting controller, as
+kube-scheduler's event recorder does.
+
+:class:`Reporter` builds them and hands them to the outbox, which sends them without ever
+blocking scheduling.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+from ksched.kube.writers import event_body, pod_reference
+from ksched.model.pod import Pod
+
+NOTE_LENGTH_LIMIT: Final = 1024
+REASON_UNSCHEDULABLE: Final = "Unschedulable"
+REASON_SCHEDULER_ERROR: Final = "SchedulerError"
+REASON_SCHEDULING_GATED: Final = "SchedulingGated"
+EVENT_SCHEDULED: Final = "Scheduled"
+EVENT_FAILED_SCHEDULING: Final = "FailedScheduling"
+ACTION_BINDING: Final = "Binding"
+ACTION_SCHEDULING: Final = "Scheduling"
+
+
+def rfc3339(ts: float, *, micro: bool = False) -> str:
+    when = dt.datetime.fromtimestamp(ts, tz=dt.UTC)
+    if micro:
+        return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def truncate_note(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
+    """Upstream's ``truncateMessage``: at most ``limit`` bytes, cut ones ending in `` ...``."""
+    raw = message.encode()
+    if len(raw) <= limit:
+        return message
+    suffix = " ..."
+    return raw[: limit - len(suffix)].decode(errors="ignore") + suffix
+
+
+def scheduled_message(pod: Pod, node: str) -> str:
+    return f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+
+
+def deleting_message(pod: Pod) -> str:
+    return f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
+
+
+def scheduled_condition_patch(pod: Pod, reason: str, message: str, now: float) -> dict[str, Any] | None:
+    """Strategic merge patch setting ``PodScheduled=False``; None when the pod already says so."""
+    if pod.scheduled_condition == ("False", reason, message):
+        return None
+    return _condition(reason, message, now)
+
+
+class PodLike(Protocol):
+    namespace: str
+    name: str
+    uid: str
+
+
+class StatusSink(Protocol):
+    def patch_status(self, pod: Any, patch: dict[str, Any]) -> None: ...
+
+    def event(self, body: dict[str, Any]) -> None: ...
+
+
+class Reporter:
+    """Turns scheduling outcomes into Events and ``PodScheduled`` patches for the outbox."""
+
+    def __init__(self, sink: StatusSink, *, wall_clock: Callable[[], float], instance: str) -> None:
+        self.sink = sink
+        self.wall_clock = wall_clock
+        self.instance = instance
+
+    def event(
+        self, pod: PodLike, controller: str, event_type: str, reason: str, action: str, note: str
+    ) -> None:
+        """Record an Event about ``pod``; ``controller`` is the profile's scheduler name."""
+        body = event_body(
+            regarding=pod_reference(pod.namespace, pod.name, pod.uid),
+            reason=reason,
+            note=truncate_note(note),
+            action=action,
+            event_type=event_type,
+            now=dt.datetime.fromtimestamp(self.wall_clock(), tz=dt.UTC),
+            reporting_controller=controller,
+            reporting_instance=f"{controller}-{self.instance}",
+        )
+        self.sink.event(body)
+
+    def not_scheduled(self, pod: Pod, reason: str, message: str) -> None:
+        """Set ``PodScheduled=False`` with ``reason``/``message`` unless the pod already says so."""
+        patch = scheduled_condition_patch(pod, reason, message, self.wall_clock())
+        if patch is not None:
+            self.sink.patch_status(pod, patch)
+
+    def not_scheduled_unparsed(self, pod: PodLike, message: str) -> None:
+        """The condition for a pod whose spec could not even be read (no record to compare with)."""
+        self.sink.patch_status(pod, _condition(REASON_SCHEDULER_ERROR, message, self.wall_clock()))
+
+
+def _condition(reason: str, message: str, now: float) -> dict[str, Any]:
+    return {
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": reason,
+                    "message": message,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": rfc3339(now),
+                }
+            ]
+        }
+    }

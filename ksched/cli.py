@@ -69,6 +69,22 @@ def _cmd_version(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_sim(args: argparse.Namespace) -> int:
+    from ksched.simrun import run_sim, summary_json
+
+    summary = run_sim(
+        nodes=args.nodes,
+        pods=args.pods,
+        workload=args.workload,
+        timeout_s=args.timeout,
+        config_path=args.config,
+        verbosity=args.verbosity,
+        keep_dir=args.keep_dir,
+    )
+    print(summary_json(summary) if args.json else summary.text())
+    return EXIT_OK if summary.double_bindings == 0 else 1
+
+
 def _cmd_sim_serve(args: argparse.Namespace) -> int:
     from ksched.sim.cli import run_serve
 
@@ -110,10 +126,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz")
     run.add_argument("--port", type=int, default=10259, help="port of /metrics, /healthz, /readyz (0: any)")
+    run.add_argument(
+        "-v", "--verbosity", type=int, default=argparse.SUPPRESS, help="0 warnings, 2 info, 4+ debug"
+    )
     run.set_defaults(func=_cmd_run)
 
-    sim = sub.add_parser("sim", help="the embedded local cluster")
-    sim_sub = sim.add_subparsers(dest="sim_command", required=True)
+    sim = sub.add_parser(
+        "sim",
+        help="schedule pods on the embedded local cluster and summarize (or 'sim serve' to only serve it)",
+    )
+    sim.add_argument("--nodes", type=int, default=5000, help="simulated nodes (default 5000)")
+    sim.add_argument(
+        "--pods", type=int, default=10000, help="pods to schedule, created at once (default 10000)"
+    )
+    sim.add_argument("--workload", default="plain", help="pod shape (default plain)")
+    sim.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
+    sim.add_argument("--config", help="KubeSchedulerConfiguration for the scheduler process")
+    sim.add_argument("--json", action="store_true", help="print the summary as JSON")
+    sim.add_argument("--keep-dir", help="keep kubeconfig, config and scheduler log in this directory")
+    sim.set_defaults(func=_cmd_sim)
+    sim_sub = sim.add_subparsers(dest="sim_command")
     from ksched.sim.cli import add_serve_parser
 
     add_serve_parser(sim_sub)

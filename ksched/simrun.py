@@ -1,0 +1,197 @@
+"""``ksched sim``: the main job on a laptop — an embedded cluster, the real scheduler, a summary.
+
+It starts the embedded API server (``ksched.sim``) in this process with ``--nodes`` simulated
+nodes, starts ``ksched run`` as a *separate process* talking to it over HTTP (the production
+client path, and its own GIL), waits until the scheduler's caches are synced, creates ``--pods``
+pending pods at once, shows progress, and prints what happened: pods per second, time-to-bind
+percentiles, and how many pods could not be placed. The binding audit log of the server is the
+source of truth (it also proves no pod was bound twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ksched.errors import KschedError
+from ksched.sim import SimCluster, SimConfig
+from ksched.sim.workloads import node_template, pod_template
+
+READY_TIMEOUT_S = 60.0
+STALL_S = 10.0
+"""Stop waiting when no binding happened for this long (the rest cannot be placed)."""
+
+WORKLOADS = {
+    "plain": lambda: pod_template(cpu="100m", memory="500Mi"),
+}
+"""Pod shapes ``--workload`` can name; the benchmark suite adds upstream's scheduler_perf cases."""
+
+
+class SimRunError(KschedError):
+    """The embedded run could not be carried out (the scheduler did not start, or died)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    nodes: int
+    pods: int
+    bound: int
+    unscheduled: int
+    double_bindings: int
+    seconds: float
+    pods_per_second: float
+    bind_latency_p50_s: float
+    bind_latency_p90_s: float
+    bind_latency_p99_s: float
+
+    def text(self) -> str:
+        return (
+            f"ksched sim: {self.bound}/{self.pods} pods bound on {self.nodes} nodes in {self.seconds:.2f}s "
+            f"({self.pods_per_second:,.0f} pods/s)\n"
+            f"  time to bind: p50 {self.bind_latency_p50_s * 1000:.0f} ms, "
+            f"p90 {self.bind_latency_p90_s * 1000:.0f} ms, p99 {self.bind_latency_p99_s * 1000:.0f} ms\n"
+            f"  not scheduled: {self.unscheduled}; bound twice: {self.double_bindings}"
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return 0.0
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+def _scheduler_config(path: Path) -> Path:
+    """Upstream defaults, except a client rate limit that does not cap bindings at 50/s."""
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"qps": 100000, "burst": 100000},
+        "leaderElection": {"leaderElect": False},
+    }
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    url = f"http://127.0.0.1:{port}/readyz"
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SimRunError(f"the scheduler exited with status {proc.returncode}; see {log}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1) as resp:
+            if resp.status == 200:
+                return
+        time.sleep(0.1)
+    raise SimRunError(f"the scheduler did not become ready within {READY_TIMEOUT_S:.0f}s; see {log}")
+
+
+def _progress(bound: int, total: int, elapsed: float, tty: bool) -> None:
+    rate = bound / elapsed if elapsed > 0 else 0.0
+    if tty:
+        width = 30
+        filled = int(width * bound / max(total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        sys.stderr.write(f"\r[{bar}] {bound}/{total} bound, {rate:,.0f} pods/s ")
+        sys.stderr.flush()
+
+
+def run_sim(
+    *,
+    nodes: int,
+    pods: int,
+    workload: str = "plain",
+    timeout_s: float = 600.0,
+    config_path: str | None = None,
+    verbosity: int = 0,
+    keep_dir: str | None = None,
+) -> Summary:
+    """Run the embedded cluster and a scheduler process; return what happened."""
+    if workload not in WORKLOADS:
+        raise SimRunError(f"unknown workload {workload!r} (known: {', '.join(sorted(WORKLOADS))})")
+    workdir = Path(keep_dir or tempfile.mkdtemp(prefix="ksched-sim-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    sim = SimCluster(SimConfig(history_window=max(10_000, 4 * pods)))
+    sim.start()
+    proc: subprocess.Popen[bytes] | None = None
+    log_path = workdir / "scheduler.log"
+    try:
+        sim.add_nodes(nodes, node_template(), zones=10)
+        kubeconfig = sim.write_kubeconfig(workdir / "kubeconfig")
+        config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
+        port = _free_port()
+        cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "run", "--kubeconfig", str(kubeconfig)]
+        cmd += ["--config", str(config), "--no-leader-elect", "--port", str(port)]
+        with open(log_path, "wb") as log_file:
+            proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))
+        _wait_ready(port, proc, log_path)
+        clock = sim.audit.clock
+        start = clock.now()
+        sim.add_pods(pods, WORKLOADS[workload](), namespace="default")
+        tty = sys.stderr.isatty()
+        last_count, last_change = 0, time.monotonic()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            bound = sum(1 for r in sim.audit.records() if r.result == "bound")
+            now = time.monotonic()
+            _progress(bound, pods, clock.now() - start, tty)
+            if bound != last_count:
+                last_count, last_change = bound, now
+            if bound >= pods or now - last_change > STALL_S or now > deadline:
+                break
+            if proc.poll() is not None:
+                raise SimRunError(f"the scheduler exited with status {proc.returncode}; see {log_path}")
+            time.sleep(0.2)
+        if tty:
+            sys.stderr.write("\n")
+        records = [r for r in sim.audit.records() if r.result == "bound"]
+        times = sorted(r.timestamp - start for r in records)
+        elapsed = times[-1] if times else clock.now() - start
+        return Summary(
+            nodes=nodes,
+            pods=pods,
+            bound=len(records),
+            unscheduled=pods - len({r.uid for r in records}),
+            double_bindings=len(sim.audit.double_bindings()),
+            seconds=elapsed,
+            pods_per_second=len(records) / elapsed if elapsed > 0 else 0.0,
+            bind_latency_p50_s=_percentile(times, 0.50),
+            bind_latency_p90_s=_percentile(times, 0.90),
+            bind_latency_p99_s=_percentile(times, 0.99),
+        )
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        sim.stop()
+
+
+def summary_json(summary: Summary) -> str:
+    return json.dumps(asdict(summary), indent=2)
+
+
+def summary_dict(summary: Summary) -> dict[str, Any]:
+    return asdict(summary)

@@ -17,16 +17,12 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
 from ksched.config import default_config, load_config
-from ksched.config import names as ext
-from ksched.config.types import SchedulerConfiguration
 from ksched.framework.profile import build_profiles
-from ksched.framework.runtime import Framework
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import load_connection
 from ksched.kube.informer import Informer
@@ -40,8 +36,7 @@ from ksched.scheduler.binder import ApiOutbox
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, ProfileRequest, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.queue_types import QueueSettings
+from ksched.scheduler.queue_setup import queue_for
 from ksched.server import Health, build_app, start_server
 
 log = logging.getLogger(__name__)
@@ -59,32 +54,6 @@ class RunOptions:
     bind_address: str = "127.0.0.1"
     port: int = 10259
     seed: int | None = None
-
-
-def _queue_for(
-    config: SchedulerConfiguration, profiles: Mapping[str, Framework], metrics: Metrics
-) -> SchedulingQueue:
-    sort_plugin = None
-    pre_enqueue: dict[str, list[Any]] = {}
-    for profile in config.profiles:
-        fw = profiles[profile.scheduler_name]
-        for ref in profile.plugins.get(ext.QUEUE_SORT, ()):
-            sort_plugin = sort_plugin or fw.plugins.get(ref.name)
-        pre_enqueue[profile.scheduler_name] = [
-            fw.plugins[ref.name]
-            for ref in profile.plugins.get(ext.PRE_ENQUEUE, ())
-            if hasattr(fw.plugins.get(ref.name), "pre_enqueue")
-        ]
-    settings = QueueSettings(
-        pod_initial_backoff_s=config.pod_initial_backoff_s, pod_max_backoff_s=config.pod_max_backoff_s
-    )
-    return SchedulingQueue(
-        clock=time.monotonic,
-        settings=settings,
-        queue_sort=sort_plugin,
-        pre_enqueue=pre_enqueue,
-        metrics=metrics,
-    )
 
 
 def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
@@ -106,7 +75,7 @@ def run(options: RunOptions) -> int:
     )
     metrics = Metrics()
     cache = ClusterCache()
-    queue = _queue_for(config, profiles, metrics)
+    queue = queue_for(config, profiles, clock=time.monotonic, metrics=metrics)
     inbox = Inbox()
     connection = load_connection(options.kubeconfig or config.client_connection.kubeconfig or None)
     io = IOThread().start()

@@ -1,0 +1,215 @@
+"""The scheduling loop fed through its inbox, with a recording outbox: no threads, no HTTP.
+
+DESIGN.md §1: one writer, a replayable order of events. These tests replay informer events and
+bind outcomes in a chosen order and check what the loop asks the outbox to do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from ksched.cache.cluster import ClusterCache
+from ksched.config import default_config
+from ksched.errors import Conflict, ObjectError
+from ksched.framework.profile import build_profiles
+from ksched.kube import events as kev
+from ksched.model.node import node_from_dict
+from ksched.model.pod import Pod, pod_from_dict
+from ksched.scheduler.inbox import BindDone, StopRequested
+from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.queue_setup import queue_for
+from tests.builders import make_node, make_pod
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class RecordingOutbox:
+    def __init__(self) -> None:
+        self.binds: list[tuple[Pod, str]] = []
+        self.patches: list[tuple[str, dict[str, Any]]] = []
+        self.events: list[dict[str, Any]] = []
+
+    def bind(self, pod: Pod, node: str) -> None:
+        self.binds.append((pod, node))
+
+    def patch_status(self, pod: Any, patch: dict[str, Any]) -> None:
+        self.patches.append((pod.name, patch))
+
+    def event(self, body: dict[str, Any]) -> None:
+        self.events.append(body)
+
+    def reasons(self) -> list[tuple[str, str]]:
+        return [(e["reason"], e["note"]) for e in self.events]
+
+
+@pytest.fixture
+def harness() -> tuple[Scheduler, RecordingOutbox, FakeClock]:
+    clock = FakeClock()
+    outbox = RecordingOutbox()
+    config = default_config()
+    profiles = build_profiles(config, seed=3)
+    queue = queue_for(config, profiles, clock=clock)
+    sched = Scheduler(
+        profiles=profiles, cache=ClusterCache(), queue=queue, outbox=outbox, clock=clock, wall_clock=clock
+    )
+    for kind in ("nodes", "pods"):
+        sched.inbox.put(kev.Synced(kind))
+    return sched, outbox, clock
+
+
+def node(name: str, cpu: str = "4") -> kev.Upserted:
+    return kev.Upserted("nodes", node_from_dict(make_node(name, cpu=cpu, memory="8Gi", pods=10)))
+
+
+def pending(name: str, cpu: str = "1", **kw: Any) -> Pod:
+    return pod_from_dict(make_pod(name, requests={"cpu": cpu}, **kw))
+
+
+def drain(sched: Scheduler) -> None:
+    """Run the loop until nothing is ready to schedule."""
+    sched.run(until=lambda s: len(s.inbox) == 0 and s.queue.pending()["active"] == 0)
+
+
+def test_pending_pod_is_assumed_and_bound_then_confirmed(harness: Any) -> None:
+    sched, outbox, _ = harness
+    sched.inbox.put(node("n1"))
+    p = pending("web")
+    sched.inbox.put(kev.Upserted("pods", p))
+    drain(sched)
+    sched.run(until=lambda s: bool(outbox.binds))
+    assert [(b.name, n) for b, n in outbox.binds] == [("web", "n1")]
+    assert sched.cache.is_assumed(p.uid)
+    sched.inbox.put(BindDone(p, "n1"))
+    sched.inbox.put(kev.Upserted("pods", dataclasses.replace(p, node_name="n1"), "MODIFIED"))
+    drain(sched)
+    assert not sched.cache.is_assumed(p.uid) and p.uid in sched.cache
+    assert ("Scheduled", "Successfully assigned default/web to n1") in outbox.reasons()
+
+
+def test_unschedulable_pod_gets_event_and_condition_then_fits_a_new_node(harness: Any) -> None:
+    sched, outbox, clock = harness
+    sched.inbox.put(node("n1", cpu="1"))
+    big = pending("big", cpu="2")
+    sched.inbox.put(kev.Upserted("pods", big))
+    drain(sched)
+    message = "0/1 nodes are available: 1 Insufficient cpu."
+    assert ("FailedScheduling", message) in outbox.reasons()
+    condition = outbox.patches[-1][1]["status"]["conditions"][0]
+    assert (condition["type"], condition["status"], condition["reason"], condition["message"]) == (
+        "PodScheduled",
+        "False",
+        "Unschedulable",
+        message,
+    )
+    assert sched.queue.pending()["unschedulable"] == 1
+    sched.inbox.put(node("n2", cpu="4"))
+    clock.t += 30  # past any backoff
+    sched.run(until=lambda s: bool(outbox.binds))
+    assert [(b.name, n) for b, n in outbox.binds] == [("big", "n2")]
+
+
+def test_failed_bind_is_forgotten_and_requeued_with_backoff(harness: Any) -> None:
+    sched, outbox, clock = harness
+    sched.inbox.put(node("n1"))
+    p = pending("web")
+    sched.inbox.put(kev.Upserted("pods", p))
+    sched.run(until=lambda s: bool(outbox.binds))
+    sched.inbox.put(BindDone(p, "n1", Conflict(409, "Conflict", "pod web is already assigned")))
+    drain(sched)
+    assert p.uid not in sched.cache  # forgotten: the node's resources are free again
+    assert sched.cache.nodes.requested[0, 0] == 0
+    assert sched.queue.pending()["backoff"] == 1
+    assert any(
+        r == "FailedScheduling" and 'running Bind plugin "DefaultBinder"' in n for r, n in outbox.reasons()
+    )
+    clock.t += 30
+    sched.run(until=lambda s: len(outbox.binds) == 2)
+    assert [n for _, n in outbox.binds] == ["n1", "n1"]
+
+
+def test_pod_bound_elsewhere_while_binding_is_not_requeued(harness: Any) -> None:
+    sched, outbox, _ = harness
+    sched.inbox.put(node("n1"))
+    sched.inbox.put(node("n2"))
+    p = pending("web")
+    sched.inbox.put(kev.Upserted("pods", p))
+    sched.run(until=lambda s: bool(outbox.binds))
+    chosen = outbox.binds[0][1]
+    other = "n2" if chosen == "n1" else "n1"
+    # Someone else bound it to the other node; our binding then fails with 409.
+    sched.inbox.put(kev.Upserted("pods", dataclasses.replace(p, node_name=other), "MODIFIED"))
+    sched.inbox.put(BindDone(p, chosen, Conflict(409, "Conflict", "already assigned")))
+    drain(sched)
+    assert sched.cache.pods[p.uid].node_name == other and not sched.cache.is_assumed(p.uid)
+    assert p.uid not in sched.queue
+    assert len(outbox.binds) == 1
+
+
+def test_gated_pod_waits_until_the_gate_is_removed(harness: Any) -> None:
+    sched, outbox, _ = harness
+    sched.inbox.put(node("n1"))
+    gated = pending("gated", scheduling_gates=["example.com/wait"])
+    sched.inbox.put(kev.Upserted("pods", gated))
+    drain(sched)
+    assert outbox.binds == []
+    assert outbox.patches[-1][1]["status"]["conditions"][0]["reason"] == "SchedulingGated"
+    sched.inbox.put(kev.Upserted("pods", dataclasses.replace(gated, scheduling_gates=()), "MODIFIED"))
+    sched.run(until=lambda s: bool(outbox.binds))
+    assert outbox.binds[0][0].name == "gated"
+
+
+def test_pods_of_other_schedulers_are_ignored(harness: Any) -> None:
+    sched, outbox, _ = harness
+    sched.inbox.put(node("n1"))
+    sched.inbox.put(kev.Upserted("pods", pending("theirs", scheduler_name="someone-else")))
+    drain(sched)
+    assert outbox.binds == [] and len(sched.queue) == 0
+
+
+def test_invalid_pending_pod_gets_an_event_naming_the_field_once(harness: Any) -> None:
+    sched, outbox, _ = harness
+    err = ObjectError(
+        "Pod default/bad", "spec.containers[0].resources.requests.cpu", "invalid quantity 'abc'"
+    )
+    bad = kev.Invalid("pods", "default", "bad", "uid-bad", err, event_type="ADDED")
+    sched.inbox.put(node("n1"))
+    sched.inbox.put(bad)
+    sched.inbox.put(kev.Invalid("pods", "default", "bad", "uid-bad", err, event_type="MODIFIED"))
+    sched.inbox.put(kev.Upserted("pods", pending("good")))
+    sched.run(until=lambda s: bool(outbox.binds))
+    notes = [n for r, n in outbox.reasons() if r == "FailedScheduling"]
+    assert notes == [str(err)]
+    assert "spec.containers[0].resources.requests.cpu" in notes[0]
+    assert outbox.binds[0][0].name == "good"
+
+
+def test_relist_removes_what_disappeared(harness: Any) -> None:
+    sched, _, _ = harness
+    sched.inbox.put(node("n1"))
+    sched.inbox.put(node("n2"))
+    bound = pod_from_dict(make_pod("old", node_name="n1", requests={"cpu": "1"}))
+    sched.inbox.put(kev.Upserted("pods", bound))
+    drain(sched)
+    assert bound.uid in sched.cache
+    n2 = node_from_dict(make_node("n2", cpu="4", memory="8Gi", pods=10))
+    sched.inbox.put(kev.Relisted("nodes", (n2,)))
+    sched.inbox.put(kev.Relisted("pods", ()))
+    drain(sched)
+    assert set(sched.cache.nodes.row_of) == {"n2"}
+    assert bound.uid not in sched.cache
+
+
+def test_stop_request_ends_the_loop(harness: Any) -> None:
+    sched, _, _ = harness
+    sched.inbox.put(StopRequested("test"))
+    sched.run()
+    assert sched.stopping and sched.stop_reason == "test"

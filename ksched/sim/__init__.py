@@ -3,8 +3,9 @@
 An in-memory API server over real HTTP (aiohttp), so the scheduler under test uses its production
 client path: a versioned store with list/watch (one resourceVersion counter, bookmarks, a bounded
 history answering 410 Expired), label/field selectors, pagination, ``pods/binding`` (409 when already
-bound), status patches, graceful deletes, Leases with optimistic concurrency, Events, PDBs with
-eviction, namespaces and the discovery endpoints ``kubectl`` needs. Around it: a kubelet stand-in
+bound), status patches, graceful deletes, Leases with optimistic concurrency, Events (one resource served
+as core/v1 and events.k8s.io/v1, converted as upstream), PDBs with eviction, namespaces and the
+discovery endpoints ``kubectl`` needs. Around it: a kubelet stand-in
 (bound pods become Running), scheduler_perf-shaped generators, fault injection and a binding audit log.
 
 Entry points: :class:`SimCluster` (``start()``/``stop()`` or ``start_async()``/``stop_async()``,

@@ -19,6 +19,7 @@ import orjson
 from aiohttp import web
 
 from ksched.sim import _status as st
+from ksched.sim._convert import field_path
 from ksched.sim._discovery import discovery, openapi_v3, version_doc
 from ksched.sim._patch import apply_patch
 from ksched.sim._resources import BY_PATH, ResourceType
@@ -199,7 +200,10 @@ class ApiServer:
     # -- verbs --------------------------------------------------------------------------------------
     def _filter(self, req: Req) -> ObjectFilter:
         return ObjectFilter.parse(
-            req.namespace, req.query.get("labelSelector"), req.query.get("fieldSelector")
+            req.namespace,
+            req.query.get("labelSelector"),
+            req.query.get("fieldSelector"),
+            field_path(req.rtype),
         )
 
     async def _list(self, request: web.Request, req: Req) -> web.Response:
@@ -218,9 +222,7 @@ class ApiServer:
             token = base64.urlsafe_b64encode(orjson.dumps({"rv": rv, "k": list(last)})).decode()
         if wants_table(request.headers.get("Accept", "")):
             extra: dict[str, Any] = {"continue": token, "remainingItemCount": remaining} if token else {}
-            tab = table(
-                rtype.key, list(entries), rv, self.store.clock.now(), q.get("includeObject", ""), extra
-            )
+            tab = table(rtype, list(entries), rv, self.store.clock.now(), q.get("includeObject", ""), extra)
             if tab is not None:
                 return json_response(tab)
         meta = b'{"resourceVersion":"' + str(rv).encode() + b'"'
@@ -235,7 +237,7 @@ class ApiServer:
             + meta
             + b'},"items":['
         )
-        return json_response(head + b",".join([e.raw() for e in entries]) + b"]}")
+        return json_response(head + b",".join([e.raw_as(rtype) for e in entries]) + b"]}")
 
     async def _watch(self, request: web.Request, req: Req) -> web.StreamResponse:
         return await serve_watch(self, request, req.rtype, self._filter(req), req.query)
@@ -244,7 +246,7 @@ class ApiServer:
         entry = self.store.get_entry(req.rtype, req.namespace or "", req.name)
         if wants_table(request.headers.get("Accept", "")):
             tab = table(
-                req.rtype.key,
+                req.rtype,
                 [entry],
                 self.store.rv,
                 self.store.clock.now(),
@@ -253,7 +255,7 @@ class ApiServer:
             )
             if tab is not None:
                 return json_response(tab)
-        return json_response(entry.raw())
+        return json_response(entry.raw_as(req.rtype))
 
     def _check_body(self, req: Req, body: Any) -> Obj:
         if not isinstance(body, dict):
@@ -335,9 +337,8 @@ class ApiServer:
     async def _deletecollection(self, request: web.Request, req: Req) -> web.Response:
         grace, _, _ = self._delete_options(req, await read_json(request, required=False))
         with self.store.lock:
-            for obj in self.store.list(
-                req.rtype, req.namespace, req.query.get("labelSelector"), req.query.get("fieldSelector")
-            ):
-                m = obj["metadata"]
+            _, entries, _, _ = self.store.list_entries(req.rtype, self._filter(req))
+            for e in entries:
+                m = e.obj["metadata"]
                 self.store.delete(req.rtype, m["name"], m.get("namespace", ""), grace_period_s=grace)
         return json_response(st.success(200))

@@ -27,11 +27,19 @@ class ResourceType:
     subresources: dict[str, str] = field(default_factory=dict)
     """Subresource name -> kind it accepts (``binding`` -> ``Binding``)."""
     categories: tuple[str, ...] = ()
+    storage: str = ""
+    """Store key of the resource whose table holds these objects, when this is another API version of
+    it (``events.events.k8s.io`` -> ``events``); objects are converted in ``ksched/sim/_convert.py``."""
 
     @property
     def key(self) -> str:
         """Store key: ``pods`` or ``leases.coordination.k8s.io`` (unique across groups)."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def storage_key(self) -> str:
+        """Key of the store table holding this resource's objects."""
+        return self.storage or self.key
 
     @property
     def api_version(self) -> str:
@@ -57,7 +65,8 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
     ResourceType("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), {"status": "Namespace"}),
     ResourceType("events", "event", "Event", "", "v1", True, ("ev",)),
-    ResourceType("events", "event", "Event", "events.k8s.io", "v1", True, ("ev",)),
+    # one resource served through two API versions, stored in the core shape (as kube-apiserver does)
+    ResourceType("events", "event", "Event", "events.k8s.io", "v1", True, ("ev",), storage="events"),
     ResourceType("leases", "lease", "Lease", "coordination.k8s.io", "v1", True),
     ResourceType(
         "poddisruptionbudgets",

@@ -4,6 +4,8 @@ Label grammar (as ``k8s.io/apimachinery/pkg/labels``): ``k=v``, ``k==v``, ``k!=v
 ``k notin (a,b)``, ``k`` (exists), ``!k`` (does not exist), joined by commas. Field selectors take
 ``path=v``, ``path==v`` and ``path!=v`` on any dotted path (missing fields read as ``""``); upstream allows
 only a per-resource set of paths, we are more lenient so ``kubectl describe`` queries on events work.
+A resource served through several API versions passes a ``path_map`` that turns a path as the
+request's version spells it into the stored object's path (``regarding.name`` -> ``involvedObject.name``).
 """
 
 from __future__ import annotations
@@ -83,23 +85,25 @@ def field_value(obj: dict[str, Any], path: str) -> str:
     return str(cur) if not isinstance(cur, (dict, list)) else ""
 
 
-def _field_req(req: str) -> Predicate:
+def _field_req(req: str, path_map: Callable[[str], str] | None = None) -> Predicate:
     for op in ("!=", "==", "="):
         if op in req:
             path, value = (s.strip() for s in req.split(op, 1))
             if not path:
                 break
+            if path_map is not None:
+                path = path_map(path)
             if op == "!=":
                 return lambda obj: field_value(obj, path) != value
             return lambda obj: field_value(obj, path) == value
     raise StatusError(400, f"invalid field selector: {req!r}: expected 'field=value' or 'field!=value'")
 
 
-def parse_field_selector(text: str | None) -> Predicate | None:
+def parse_field_selector(text: str | None, path_map: Callable[[str], str] | None = None) -> Predicate | None:
     """A predicate over a whole object, or ``None`` when the selector is empty."""
     if not text or not text.strip():
         return None
-    preds = [_field_req(r) for r in text.split(",") if r.strip()]
+    preds = [_field_req(r, path_map) for r in text.split(",") if r.strip()]
     if len(preds) == 1:
         return preds[0]
     return lambda obj: all(p(obj) for p in preds)
@@ -117,9 +121,15 @@ class ObjectFilter:
 
     @classmethod
     def parse(
-        cls, namespace: str | None, label_selector: str | None, field_selector: str | None
+        cls,
+        namespace: str | None,
+        label_selector: str | None,
+        field_selector: str | None,
+        path_map: Callable[[str], str] | None = None,
     ) -> ObjectFilter:
-        return cls(namespace, parse_label_selector(label_selector), parse_field_selector(field_selector))
+        return cls(
+            namespace, parse_label_selector(label_selector), parse_field_selector(field_selector, path_map)
+        )
 
     @property
     def selects_all(self) -> bool:

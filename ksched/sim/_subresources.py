@@ -26,7 +26,8 @@ async def handle(server: ApiServer, request: web.Request, req: Req) -> web.Respo
 
     if req.sub == "status":
         if req.verb == "get":
-            return json_response(server.store.get_entry(req.rtype, req.namespace or "", req.name).raw())
+            entry = server.store.get_entry(req.rtype, req.namespace or "", req.name)
+            return json_response(entry.raw_as(req.rtype))
         if req.verb == "update":
             return await server._update(request, req, sub="status")
         if req.verb == "patch":

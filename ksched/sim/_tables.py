@@ -3,6 +3,8 @@
 kubectl asks for ``application/json;as=Table;v=v1;g=meta.k8s.io`` and falls back to plain lists
 (printing only NAME and AGE); for the resources a scheduler operator looks at we answer with the same
 columns kube-apiserver prints. ``includeObject`` is honoured (None, Metadata (default), Object).
+Rows are printed from the stored shape, so core/v1 and events.k8s.io/v1 Events share one printer
+(as upstream, whose printers work on the internal type); an included object is in the request's version.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ksched.sim._resources import ResourceType
 from ksched.sim.store import Entry, Obj
 
 Cell = Any
@@ -109,15 +112,42 @@ def _lease_row(o: Obj, now: float) -> list[Cell]:
     return [o["metadata"]["name"], (o.get("spec") or {}).get("holderIdentity", ""), _age(o, now)]
 
 
+def _ago(ts: str | None, now: float) -> str:
+    return human_duration(_since(ts, now)) if ts else "<unknown>"
+
+
 def _event_row(o: Obj, now: float) -> list[Cell]:
-    inv = o.get("involvedObject") or o.get("regarding") or {}
-    last = o.get("lastTimestamp") or o.get("eventTime") or o["metadata"].get("creationTimestamp")
+    """Upstream's ``printEvent`` (always wide; kubectl hides priority-1 columns) on a stored core Event.
+
+    First seen is ``firstTimestamp`` or ``eventTime``; last seen ``series.lastObservedTime``, else
+    ``lastTimestamp``, else first seen; the count is ``series.count``, else ``count``, else 1. Events
+    with no timestamps at all fall back to ``creationTimestamp`` rather than ``<unknown>``.
+    """
+    inv = o.get("involvedObject") or {}
+    source = o.get("source") or {}
+    series = o.get("series") or {}
+    first_ts = o.get("firstTimestamp") or o.get("eventTime") or o["metadata"].get("creationTimestamp")
+    first = _ago(first_ts, now)
+    last = _ago(o["lastTimestamp"], now) if o.get("lastTimestamp") else first
+    count = int(o.get("count") or 0) or 1
+    if series:
+        last = _ago(series.get("lastObservedTime"), now)
+        count = int(series.get("count") or 0)
+    kind = (inv.get("kind") or "").lower()
+    target = f"{kind}/{inv['name']}" if inv.get("name") else kind
+    component = source.get("component") or o.get("reportingComponent") or ""
+    instance = source.get("host") or o.get("reportingInstance") or ""
     return [
-        human_duration(_since(last, now)),
+        last,
         o.get("type", ""),
         o.get("reason", ""),
-        f"{(inv.get('kind') or '').lower()}/{inv.get('name', '')}",
-        o.get("message") or o.get("note", ""),
+        target,
+        inv.get("fieldPath", ""),
+        f"{component}, {instance}" if instance else component,
+        (o.get("message") or "").strip(),
+        first,
+        count,
+        o["metadata"]["name"],
     ]
 
 
@@ -177,23 +207,18 @@ TABLES: dict[str, tuple[list[dict[str, Any]], Callable[[Obj, float], list[Cell]]
         _cols(("Name", "string", 0), ("Holder", "string", 0), ("Age", "string", 0)),
         _lease_row,
     ),
-    "events": (
+    "events": (  # both core/v1 and events.k8s.io/v1 (one stored resource)
         _cols(
             ("Last Seen", "string", 0),
             ("Type", "string", 0),
             ("Reason", "string", 0),
             ("Object", "string", 0),
+            ("Subobject", "string", 1),
+            ("Source", "string", 1),
             ("Message", "string", 0),
-        ),
-        _event_row,
-    ),
-    "events.events.k8s.io": (
-        _cols(
-            ("Last Seen", "string", 0),
-            ("Type", "string", 0),
-            ("Reason", "string", 0),
-            ("Object", "string", 0),
-            ("Message", "string", 0),
+            ("First Seen", "string", 1),
+            ("Count", "string", 1),
+            ("Name", "string", 1),
         ),
         _event_row,
     ),
@@ -212,10 +237,10 @@ TABLES: dict[str, tuple[list[dict[str, Any]], Callable[[Obj, float], list[Cell]]
 
 
 def table(
-    key: str, entries: list[Entry], rv: int, now: float, include: str, meta_extra: dict[str, Any]
+    rtype: ResourceType, entries: list[Entry], rv: int, now: float, include: str, meta_extra: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """A Table for ``entries`` of resource ``key``, or ``None`` if we have no printer for it."""
-    spec = TABLES.get(key)
+    """A Table for ``entries`` of ``rtype``, or ``None`` if we have no printer for it."""
+    spec = TABLES.get(rtype.storage_key)
     if spec is None:
         return None
     cols, row = spec
@@ -223,7 +248,7 @@ def table(
     for e in entries:
         r: dict[str, Any] = {"cells": row(e.obj, now)}
         if include == "Object":
-            r["object"] = e.obj
+            r["object"] = e.view(rtype)
         elif include != "None":
             r["object"] = {
                 "kind": "PartialObjectMetadata",

@@ -64,20 +64,23 @@ def _bookmark(rtype: ResourceType, rv: int, initial_end: bool = False) -> bytes:
     return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
 
-def _filtered(ev: WatchEvent, flt: ObjectFilter) -> bytes | None:
-    """The frame this watcher should see for ``ev``, or ``None``."""
+def _filtered(ev: WatchEvent, flt: ObjectFilter, rtype: ResourceType) -> bytes | None:
+    """The frame this watcher (of API version ``rtype``) should see for ``ev``, or ``None``.
+
+    Selectors match the stored shape (paths already mapped); the frame carries ``rtype``'s shape.
+    """
     if flt.selects_all:
-        return ev.line()
+        return ev.line(rtype)
     now = flt.matches(ev.entry.obj)
     if ev.type != "MODIFIED":
-        return ev.line() if now else None
+        return ev.line(rtype) if now else None
     before = ev.prev is not None and flt.matches(ev.prev)
     if now and before:
-        return ev.line()
+        return ev.line(rtype)
     if now:
-        return frame("ADDED", ev.entry.raw())
+        return frame("ADDED", ev.entry.raw_as(rtype))
     if before:
-        return frame("DELETED", ev.entry.raw())
+        return frame("DELETED", ev.entry.raw_as(rtype))
     return None
 
 
@@ -107,7 +110,7 @@ async def serve_watch(
         out: list[bytes] = []
         if cursor < 0 or send_initial:
             snap_rv, entries = store.snapshot(rtype, flt)
-            out = [frame("ADDED", e.raw()) for e in entries]
+            out = [frame("ADDED", e.raw_as(rtype)) for e in entries]
             if send_initial and bookmarks:
                 out.append(_bookmark(rtype, snap_rv, initial_end=True))
             cursor = max(cursor, snap_rv)
@@ -129,7 +132,7 @@ async def serve_watch(
                 out = []
                 drop = False
                 for ev in evs:
-                    line = _filtered(ev, flt)
+                    line = _filtered(ev, flt, rtype)
                     if line is not None:
                         out.append(line)
                         sent += 1

@@ -11,6 +11,10 @@ Design:
 * Each resource type keeps a bounded history of its last ``history_window`` events. A watch from a
   resourceVersion still covered by the window replays from there; an older one is answered with
   410 Expired (:class:`~ksched.sim._status.StatusError`), as kube-apiserver's watch cache does.
+* A resource served through several API versions (core/v1 and events.k8s.io/v1 Events) has one
+  table, in the stored version's shape; the other version's views and their bytes are converted on
+  demand and cached per entry (``Entry.view``/``Entry.raw_as``), so both share one history and one
+  resourceVersion sequence, and a watch on either path sees writes made through the other.
 * A single ``threading.RLock`` guards all state, so tests may read and write from their own thread
   while the server's loop thread serves HTTP. Listeners (watch streams, the kubelet stand-in) are
   called synchronously under the lock and must only *schedule* work, never write to the store.
@@ -31,6 +35,7 @@ import orjson
 
 from ksched.sim import _status as st
 from ksched.sim._clock import Clock, SystemClock, rfc3339
+from ksched.sim._convert import field_path, from_storage, to_storage
 from ksched.sim._resources import RESOURCES, ResourceType, resolve
 from ksched.sim._selectors import ObjectFilter
 
@@ -42,13 +47,18 @@ _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 class Entry:
-    """One stored version of an object, with its JSON bytes computed at most once."""
+    """One stored version of an object, with its JSON bytes computed at most once.
 
-    __slots__ = ("_raw", "obj")
+    ``obj`` is in the stored shape; :meth:`view` and :meth:`raw_as` give it as another served API
+    version of the same resource shows it (converted once per entry and version, then cached).
+    """
+
+    __slots__ = ("_raw", "_views", "obj")
 
     def __init__(self, obj: Obj) -> None:
         self.obj = obj
         self._raw: bytes | None = None
+        self._views: dict[str, tuple[Obj, bytes | None]] | None = None
 
     def raw(self) -> bytes:
         raw = self._raw
@@ -56,11 +66,35 @@ class Entry:
             raw = self._raw = orjson.dumps(self.obj)
         return raw
 
+    def view(self, rtype: ResourceType) -> Obj:
+        """The object as ``rtype``'s endpoint serves it (``obj`` itself for the stored version)."""
+        if not rtype.storage:
+            return self.obj
+        views = self._views
+        if views is None:
+            views = self._views = {}
+        got = views.get(rtype.key)
+        if got is None:
+            got = views[rtype.key] = (from_storage(rtype, self.obj), None)
+        return got[0]
+
+    def raw_as(self, rtype: ResourceType) -> bytes:
+        """JSON bytes of :meth:`view`."""
+        if not rtype.storage:
+            return self.raw()
+        obj = self.view(rtype)
+        assert self._views is not None
+        raw = self._views[rtype.key][1]
+        if raw is None:
+            raw = orjson.dumps(obj)
+            self._views[rtype.key] = (obj, raw)
+        return raw
+
 
 class WatchEvent:
     """A change to one object; ``prev`` is the version before (for selector transitions)."""
 
-    __slots__ = ("_line", "entry", "prev", "rv", "type")
+    __slots__ = ("_line", "_lines", "entry", "prev", "rv", "type")
 
     def __init__(self, type_: str, rv: int, entry: Entry, prev: Obj | None) -> None:
         self.type = type_
@@ -68,9 +102,21 @@ class WatchEvent:
         self.entry = entry
         self.prev = prev
         self._line: bytes | None = None
+        self._lines: dict[str, bytes] | None = None
 
-    def line(self) -> bytes:
-        """The newline-terminated watch frame, shared by every watcher that sends it unchanged."""
+    def line(self, rtype: ResourceType | None = None) -> bytes:
+        """The newline-terminated watch frame, shared by every watcher that sends it unchanged.
+
+        ``rtype`` names the served API version when it is not the stored one (events.k8s.io/v1).
+        """
+        if rtype is not None and rtype.storage:
+            lines = self._lines
+            if lines is None:
+                lines = self._lines = {}
+            got = lines.get(rtype.key)
+            if got is None:
+                got = lines[rtype.key] = frame(self.type, self.entry.raw_as(rtype))
+            return got
         line = self._line
         if line is None:
             line = self._line = frame(self.type, self.entry.raw())
@@ -137,21 +183,21 @@ class Store:
         self.lock = threading.RLock()
         self.rv = 0
         self._rng = random.Random(seed)
-        self.tables: dict[str, Table] = {r.key: Table(r, history_window) for r in RESOURCES}
+        self.tables: dict[str, Table] = {r.key: Table(r, history_window) for r in RESOURCES if not r.storage}
 
     # -- lookup -------------------------------------------------------------------------------------
     def table(self, resource: str | ResourceType) -> Table:
-        rtype = resource if isinstance(resource, ResourceType) else resolve(resource)
-        return self.tables[rtype.key]
+        """The table holding ``resource``'s objects (shared by all API versions of one resource)."""
+        return self.tables[_rtype(resource).storage_key]
 
     def get(self, resource: str | ResourceType, name: str, namespace: str = "") -> Obj | None:
-        """The current object (read-only: do not mutate it) or ``None``."""
-        t = self.table(resource)
-        e = t.objects.get((namespace if t.rtype.namespaced else "", name))
-        return e.obj if e is not None else None
+        """The current object as ``resource``'s API version serves it (read-only) or ``None``."""
+        rtype = _rtype(resource)
+        e = self.tables[rtype.storage_key].objects.get((namespace if rtype.namespaced else "", name))
+        return e.view(rtype) if e is not None else None
 
     def get_entry(self, rtype: ResourceType, namespace: str, name: str) -> Entry:
-        e = self.tables[rtype.key].objects.get((namespace, name))
+        e = self.tables[rtype.storage_key].objects.get((namespace, name))
         if e is None:
             raise st.not_found(rtype.plural, rtype.group, name)
         return e
@@ -163,10 +209,11 @@ class Store:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> list[Obj]:
-        """Matching objects (read-only dicts) in namespace/name order."""
-        flt = ObjectFilter.parse(namespace, label_selector, field_selector)
-        _, entries, _, _ = self.list_entries(self.table(resource).rtype, flt)
-        return [e.obj for e in entries]
+        """Matching objects (read-only dicts, in ``resource``'s API version) in namespace/name order."""
+        rtype = _rtype(resource)
+        flt = ObjectFilter.parse(namespace, label_selector, field_selector, field_path(rtype))
+        _, entries, _, _ = self.list_entries(rtype, flt)
+        return [e.view(rtype) for e in entries]
 
     def count(self, resource: str | ResourceType) -> int:
         return len(self.table(resource).objects)
@@ -174,8 +221,11 @@ class Store:
     def list_entries(
         self, rtype: ResourceType, flt: ObjectFilter, limit: int = 0, after: Key | None = None
     ) -> tuple[int, list[Entry], Key | None, int]:
-        """(resourceVersion, entries, last key if more remain, remaining count) for a list request."""
-        t = self.tables[rtype.key]
+        """(resourceVersion, entries, last key if more remain, remaining count) for a list request.
+
+        ``flt`` is evaluated on the stored shape (see :func:`~ksched.sim._convert.field_path`).
+        """
+        t = self.tables[rtype.storage_key]
         with self.lock:
             rv = self.rv
             if limit <= 0 and after is None:
@@ -200,7 +250,7 @@ class Store:
             return rv, out, None, 0
 
     # -- writes -------------------------------------------------------------------------------------
-    def _commit(self, t: Table, type_: str, obj: Obj, prev: Obj | None) -> Obj:
+    def _commit(self, t: Table, type_: str, obj: Obj, prev: Obj | None) -> Entry:
         """Stamp a new resourceVersion, store (or drop) the object and notify listeners."""
         self.rv += 1
         meta = obj["metadata"] = {**obj["metadata"], "resourceVersion": str(self.rv)}
@@ -214,7 +264,7 @@ class Store:
         t.history.append(ev)
         for fn in t.listeners:
             fn(ev)
-        return obj
+        return entry
 
     def _new_uid(self) -> str:
         h = f"{self._rng.getrandbits(128):032x}"
@@ -225,19 +275,23 @@ class Store:
     ) -> Obj:
         """Store a new object; fills uid, creationTimestamp, resourceVersion and generateName.
 
+        ``obj`` is in ``resource``'s API version, and so is the returned object.
         Raises StatusError 422 without a name, 409 AlreadyExists on a duplicate.
         """
-        t = self.table(resource)
-        rtype = t.rtype
+        rtype = _rtype(resource)
+        t = self.tables[rtype.storage_key]
         if copy:
             obj = orjson.loads(orjson.dumps(obj))
+        if not isinstance(obj, dict):
+            raise st.bad_request("the object must be a JSON object")
+        obj = to_storage(rtype, obj)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
         meta = dict(meta)
         obj["metadata"] = meta
-        obj.setdefault("apiVersion", rtype.api_version)
-        obj.setdefault("kind", rtype.kind)
+        obj.setdefault("apiVersion", t.rtype.api_version)
+        obj.setdefault("kind", t.rtype.kind)
         if rtype.namespaced:
             meta["namespace"] = namespace or meta.get("namespace") or "default"
         else:
@@ -261,8 +315,8 @@ class Store:
             meta["uid"] = self._new_uid()
             meta["creationTimestamp"] = rfc3339(self.clock.now())
             meta.pop("deletionTimestamp", None)
-            _apply_defaults(rtype, obj)
-            return self._commit(t, "ADDED", obj, None)
+            _apply_defaults(t.rtype, obj)
+            return self._commit(t, "ADDED", obj, None).view(rtype)
 
     def mutate(
         self,
@@ -273,22 +327,29 @@ class Store:
     ) -> Obj:
         """Replace an object by ``fn(current)`` atomically; ``fn`` returns a new dict or ``None``.
 
-        ``fn`` may raise StatusError (e.g. Conflict). ``None`` or an unchanged object means no write.
+        ``fn`` sees and returns the object in ``resource``'s API version (converted to and from the
+        stored shape around it). It may raise StatusError (e.g. Conflict). ``None`` or an unchanged
+        object means no write.
         """
-        t = self.table(resource)
-        ns = namespace if t.rtype.namespaced else ""
+        rtype = _rtype(resource)
+        t = self.tables[rtype.storage_key]
+        ns = namespace if rtype.namespaced else ""
         with self.lock:
-            cur = self.get_entry(t.rtype, ns, name).obj
-            new = fn(cur)
-            if new is None or new is cur or _same(new, cur):
-                return cur
+            entry = self.get_entry(rtype, ns, name)
+            cur, view = entry.obj, entry.view(rtype)
+            new = fn(view)
+            if new is None or new is view:
+                return view
+            new = to_storage(rtype, new)
+            if new is cur or _same(new, cur):
+                return view
             meta = new["metadata"] = dict(new["metadata"])
             cm = cur["metadata"]
             for k in ("uid", "creationTimestamp", "name"):
                 meta[k] = cm[k]
-            if t.rtype.namespaced:
+            if rtype.namespaced:
                 meta["namespace"] = cm["namespace"]
-            return self._commit(t, "MODIFIED", new, cur)
+            return self._commit(t, "MODIFIED", new, cur).view(rtype)
 
     def update(
         self,
@@ -304,8 +365,7 @@ class Store:
         For types with a status subresource, a main update keeps the stored status and a status
         update changes only the status, as upstream does.
         """
-        t = self.table(resource)
-        rtype = t.rtype
+        rtype = _rtype(resource)
         if copy:
             obj = orjson.loads(orjson.dumps(obj))
         meta = obj.get("metadata") or {}
@@ -346,11 +406,12 @@ class Store:
         stand-in removes it after the grace period); everything else is removed at once. Deleting a
         namespace removes every object in it.
         """
-        t = self.table(resource)
-        rtype = t.rtype
+        rtype = _rtype(resource)
+        t = self.tables[rtype.storage_key]
         ns = namespace if rtype.namespaced else ""
         with self.lock:
-            cur = self.get_entry(rtype, ns, name).obj
+            entry = self.get_entry(rtype, ns, name)
+            cur = entry.obj
             check_preconditions(rtype, cur, uid, resource_version)
             if rtype.key == "pods":
                 spec, meta = cur.get("spec") or {}, cur["metadata"]
@@ -363,20 +424,20 @@ class Store:
                 if grace > 0:
                     old = meta.get("deletionGracePeriodSeconds")
                     if old is not None and old <= grace:
-                        return cur
+                        return entry.view(rtype)
                     new_meta = {
                         **meta,
                         "deletionGracePeriodSeconds": grace,
                         "deletionTimestamp": rfc3339(self.clock.now() + grace),
                     }
-                    return self._commit(t, "MODIFIED", {**cur, "metadata": new_meta}, cur)
+                    return self._commit(t, "MODIFIED", {**cur, "metadata": new_meta}, cur).view(rtype)
             if rtype.key == "namespaces":
                 for other in self.tables.values():
                     if other.rtype.namespaced:
                         for key in [k for k in other.objects if k[0] == name]:
                             gone = other.objects[key].obj
                             self._commit(other, "DELETED", dict(gone), gone)
-            return self._commit(t, "DELETED", dict(cur), cur)
+            return self._commit(t, "DELETED", dict(cur), cur).view(rtype)
 
     # -- watch support ------------------------------------------------------------------------------
     def add_listener(self, resource: str | ResourceType, fn: Listener) -> None:
@@ -391,7 +452,7 @@ class Store:
 
     def events_since(self, rtype: ResourceType, rv: int, limit: int = 1000) -> list[WatchEvent]:
         """Events after ``rv``; raises 410 Expired when ``rv`` fell out of the history window."""
-        h = self.tables[rtype.key].history
+        h = self.tables[rtype.storage_key].history
         with self.lock:
             evs = h.since(rv, limit)
             if evs is None:
@@ -415,6 +476,10 @@ class Store:
                 self.create(resource, obj, namespace=namespace, copy=False)
                 n += 1
         return n
+
+
+def _rtype(resource: str | ResourceType) -> ResourceType:
+    return resource if isinstance(resource, ResourceType) else resolve(resource)
 
 
 def _entry_key(e: Entry) -> Key:

@@ -27,6 +27,7 @@ from ksched.framework.interface import Code, detail_for
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.manifests import gc_paused, kind_of, read_manifests
+from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 
@@ -39,7 +40,7 @@ class LoadedCluster:
 
 
 def load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
-    """Nodes and bound pods from a cluster file; pods without ``spec.nodeName`` are ignored."""
+    """Nodes, namespaces and bound pods from a cluster file; pods without ``spec.nodeName`` are ignored."""
     with gc_paused():
         return _load_cluster(path)
 
@@ -59,6 +60,8 @@ def _load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
                 if node.name not in seen:
                     seen.add(node.name)
                     order.append(node.name)
+            elif kind == "Namespace":
+                cache.set_namespace(namespace_from_dict(obj))
             elif kind == "Pod":
                 spec = obj.get("spec")
                 if isinstance(spec, dict) and spec.get("nodeName"):

@@ -20,21 +20,33 @@ A pod whose node is not (or no longer) in the table keeps its entry with ``row =
 of that name is added, its pods are attached to the new row. This is upstream's "ghost node" rule
 without the ghost.
 
+Beside the resource rows the cache keeps, for inter-pod affinity and topology spread: namespaces
+and their labels (:class:`~ksched.cache.namespaces.NamespaceIndex`, ``namespaceSelector``), label
+sets with per-node counts (:class:`~ksched.cache.labelsets.LabelSetIndex`; ``PodEntry.label_set``)
+and the pods that carry pod (anti-)affinity (:class:`~ksched.cache.affinity_pods.AffinityPodIndex`).
+They follow the same attach / detach / row moves as the resource accounting.
+
 Every mutator is called only from the scheduling thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from ksched.cache.affinity_pods import AffinityPodIndex
+from ksched.cache.labelsets import LabelSetIndex
+from ksched.cache.namespaces import NamespaceIndex
 from ksched.cache.node_table import NodeTable
 from ksched.cache.sparse import ImageIndex, PortIndex
 from ksched.errors import CacheError
+from ksched.model.namespace import Namespace
 from ksched.model.node import Node
 from ksched.model.pod import Pod
 from ksched.model.resources import ResourceColumns
+from ksched.model.selectors import LabelSelector
 
 
 @dataclass(slots=True)
@@ -45,6 +57,8 @@ class PodEntry:
     node_name: str
     row: int
     assumed: bool
+    label_set: int = -1
+    """The pod's id in :class:`~ksched.cache.labelsets.LabelSetIndex` (set by the cache)."""
 
 
 class ClusterCache:
@@ -57,6 +71,9 @@ class ClusterCache:
         self.images = ImageIndex()
         self.pods: dict[str, PodEntry] = {}
         self._pods_on: dict[str, set[str]] = {}
+        self.namespaces = NamespaceIndex()
+        self.labelsets = LabelSetIndex(self.nodes)
+        self.affinity_pods = AffinityPodIndex()
 
     # ------------------------------------------------------------------ queries
     def __contains__(self, uid: object) -> bool:
@@ -85,6 +102,22 @@ class ClusterCache:
                 vec[self.resources.column(name)] = value
         return vec
 
+    # ------------------------------------------------------------------ namespaces
+    def set_namespace(self, ns: Namespace) -> None:
+        """Add or update a namespace (its labels feed ``namespaceSelector``)."""
+        self.namespaces.set(ns)
+
+    def remove_namespace(self, name: str) -> None:
+        self.namespaces.remove(name)
+
+    def namespace_labels(self, name: str) -> Mapping[str, str]:
+        """The namespace's labels; a namespace not known has none."""
+        return self.namespaces.labels(name)
+
+    def namespaces_matching(self, selector: LabelSelector | None) -> frozenset[str]:
+        """Known namespaces whose labels match ``selector`` (nil matches none); memoized."""
+        return self.namespaces.matching(selector)
+
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: Node) -> int:
         """Add or update a node; pods already known for it are attached to its row."""
@@ -96,6 +129,7 @@ class ClusterCache:
                 entry = self.pods[uid]
                 entry.row = row
                 self._account(entry.pod, row, +1)
+                self.labelsets.move(entry.label_set, -1, row, entry.pod.deleting)
         return row
 
     update_node = add_node
@@ -107,7 +141,9 @@ class ClusterCache:
         self.ports.clear_row(row)
         self.images.clear_row(row)
         for uid in self._pods_on.get(name, ()):
-            self.pods[uid].row = -1
+            entry = self.pods[uid]
+            self.labelsets.move(entry.label_set, entry.row, -1, entry.pod.deleting)
+            entry.row = -1
 
     # ------------------------------------------------------------------ pods
     def _account(self, pod: Pod, row: int, sign: int) -> None:
@@ -129,13 +165,18 @@ class ClusterCache:
 
     def _attach(self, pod: Pod, node_name: str, assumed: bool) -> None:
         row = self.nodes.row_of.get(node_name, -1)
-        self.pods[pod.uid] = PodEntry(pod, node_name, row, assumed)
+        entry = PodEntry(pod, node_name, row, assumed)
+        entry.label_set = self.labelsets.attach(pod.namespace, pod.labels, row, pod.deleting)
+        self.pods[pod.uid] = entry
+        self.affinity_pods.add(entry)
         self._pods_on.setdefault(node_name, set()).add(pod.uid)
         self._account(pod, row, +1)
 
     def _detach(self, uid: str) -> PodEntry:
         entry = self.pods.pop(uid)
         self._account(entry.pod, entry.row, -1)
+        self.labelsets.detach(entry.label_set, entry.row, entry.pod.deleting)
+        self.affinity_pods.discard(uid)
         on = self._pods_on.get(entry.node_name)
         if on is not None:
             on.discard(uid)

@@ -1,4 +1,4 @@
-"""Node selectors, taints and tolerations as small frozen records, parsed once from API JSON.
+"""Node selectors, label selectors, taints and tolerations as small frozen records, parsed once from API JSON.
 
 Matching rules follow upstream exactly (``component-helpers/scheduling/corev1/nodeaffinity`` and
 ``core/v1/toleration.go``); the records only hold data, and the plain-Python matchers here are the
@@ -213,3 +213,106 @@ def required_matches(
     if terms is None:
         return True
     return any(term_matches(t, labels, node_name) for t in terms)
+
+
+# ---------------------------------------------------------------------------------------------------
+# metav1.LabelSelector (pod affinity terms, namespaceSelector, topology spread constraints)
+
+LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+_NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A parsed ``metav1.LabelSelector``: ``match_labels`` and ``match_expressions``, ANDed.
+
+    A *nil* selector is represented by ``None`` wherever a selector may be absent and matches
+    nothing; an empty selector (``LabelSelector((), ())``, from ``{}``) matches everything. The
+    record is hashable so that the cache can memoize what it matches. ``match_labels`` is sorted.
+    """
+
+    match_labels: tuple[tuple[str, str], ...]
+    match_expressions: tuple[Requirement, ...]
+
+    @property
+    def empty(self) -> bool:
+        """No requirement at all: matches every label set (upstream ``labels.Everything()``)."""
+        return not self.match_labels and not self.match_expressions
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Plain-Python reference: every ``matchLabels`` pair and every expression holds."""
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        return all(requirement_matches(r, labels) for r in self.match_expressions)
+
+
+EVERYTHING = LabelSelector((), ())
+"""The empty selector ``{}``."""
+
+
+def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+    """``None`` (nil) matches nothing; otherwise :meth:`LabelSelector.matches`."""
+    return selector is not None and selector.matches(labels)
+
+
+def _check_label_key(key: str, obj: str, field: str) -> None:
+    """Upstream ``validateLabelKey`` (``IsQualifiedName``): ``[prefix/]name``."""
+    prefix, slash, name = key.rpartition("/")
+    problem = ""
+    if not name or len(name) > 63 or not _NAME_PART.fullmatch(name):
+        problem = "name part must be 1-63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
+    elif slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+        problem = "prefix part must be a DNS subdomain (lowercase, at most 253 characters)"
+    if problem:
+        raise ObjectError(obj, field, f"invalid label key {key!r}: {problem}")
+
+
+def _check_label_value(value: str, obj: str, field: str) -> None:
+    """Upstream ``IsValidLabelValue``: empty, or at most 63 characters like a name part."""
+    if value and (len(value) > 63 or not _NAME_PART.fullmatch(value)):
+        raise ObjectError(
+            obj,
+            field,
+            f"invalid label value {value!r}: at most 63 alphanumerics, '-', '_' or '.',"
+            " starting and ending alphanumeric",
+        )
+
+
+def parse_label_selector(raw: Any, obj: str, field: str) -> LabelSelector | None:
+    """Parse a ``metav1.LabelSelector``; JSON ``null`` / absent gives ``None`` (matches nothing).
+
+    Follows upstream ``LabelSelectorAsSelector``: operators are ``In``, ``NotIn``, ``Exists`` and
+    ``DoesNotExist``; ``In``/``NotIn`` need at least one value, ``Exists``/``DoesNotExist`` take
+    none; keys and values must be valid label keys and values. Errors name ``obj`` and the field.
+    """
+    if raw is None:
+        return None
+    m = f.mapping(raw, obj, field)
+    labels = f.string_map(m.get("matchLabels"), obj, f"{field}.matchLabels")
+    for key, value in labels.items():
+        _check_label_key(key, obj, f"{field}.matchLabels")
+        _check_label_value(value, obj, f"{field}.matchLabels[{key!r}]")
+    exprs = []
+    ef = f"{field}.matchExpressions"
+    for i, r in enumerate(f.sequence(m.get("matchExpressions"), obj, ef)):
+        rf = f"{ef}[{i}]"
+        rm = f.mapping(r, obj, rf)
+        key = f.string(rm.get("key"), obj, f"{rf}.key")
+        op = f.string(rm.get("operator"), obj, f"{rf}.operator")
+        values = tuple(
+            f.string(v, obj, f"{rf}.values[{j}]")
+            for j, v in enumerate(f.sequence(rm.get("values"), obj, f"{rf}.values"))
+        )
+        if op not in LABEL_SELECTOR_OPERATORS:
+            raise ObjectError(obj, f"{rf}.operator", f"{op!r} is not a valid label selector operator")
+        _check_label_key(key, obj, f"{rf}.key")
+        if op in ("In", "NotIn") and not values:
+            raise ObjectError(obj, f"{rf}.values", f"values set can't be empty for operator {op}")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise ObjectError(obj, f"{rf}.values", f"values set must be empty for operator {op}")
+        for j, v in enumerate(values):
+            _check_label_value(v, obj, f"{rf}.values[{j}]")
+        exprs.append(Requirement(key, op, values))
+    return LabelSelector(tuple(sorted(labels.items())), tuple(exprs))

@@ -152,7 +152,9 @@ class Framework:
         # Per-profile constants the cycle would otherwise rebuild (or look up) every time.
         self._score_weights: Mapping[str, int] = MappingProxyType({p.name: w for p, w in self.score_plugins})
         self._scorers = [(p, p.name, w, self._normalizers.get(p.name)) for p, w in self.score_plugins]
-        self._gates = _Gates(self.pre_filter_plugins, self.pre_score_plugins)
+        self._gates = _Gates(
+            self.pre_filter_plugins, self.pre_score_plugins, self.filter_plugins, self._scorers
+        )
 
     # ------------------------------------------------------------------ the cycle
     def run(self, pod: Pod, cluster: ClusterCache, *, explain: bool = False) -> CycleResult:
@@ -239,7 +241,7 @@ class Framework:
         count = -1  # feasible rows, once something has counted them
         adopted: np.ndarray | None = None  # a filter's ``passed`` mask, taken over as ``feasible``
         skip_filter = state.skip_filter
-        for plugin in self.filter_plugins:
+        for plugin in plan.filters:
             if plugin.name in skip_filter:
                 continue
             try:
@@ -311,7 +313,7 @@ class Framework:
         weights: list[int] = []
         const = 0
         skip_score = state.skip_score
-        for plugin, name, weight, norm in self._scorers:
+        for plugin, name, weight, norm in plan.scorers:
             if name in skip_score:
                 continue
             try:
@@ -413,13 +415,16 @@ def _pick(hint: BestRows, u: float) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """The PreFilter / PreScore plugins to call for pods with one combination of features, and
-    the plugins already known to skip."""
+    """The PreFilter / PreScore plugins to call for pods with one combination of features, the
+    plugins already known to skip, and the Filter plugins and scorers left once those are taken
+    out (a PreFilter / PreScore that returns Skip during the cycle still removes more)."""
 
     pre_filter: list[PreFilterPlugin]
     skip_filter: frozenset[str]
     pre_score: list[PreScorePlugin]
     skip_score: frozenset[str]
+    filters: list[FilterPlugin]
+    scorers: list[tuple[ScorePlugin, str, int, NormalizeScorePlugin | None]]
 
 
 class _Gates:
@@ -430,9 +435,17 @@ class _Gates:
     and PreScore to hear "Skip". Plans are built on first use; there are at most 2^attributes.
     """
 
-    def __init__(self, pre_filter: list[PreFilterPlugin], pre_score: list[PreScorePlugin]) -> None:
+    def __init__(
+        self,
+        pre_filter: list[PreFilterPlugin],
+        pre_score: list[PreScorePlugin],
+        filters: list[FilterPlugin],
+        scorers: list[tuple[ScorePlugin, str, int, NormalizeScorePlugin | None]],
+    ) -> None:
         self._pre_filter = pre_filter
         self._pre_score = pre_score
+        self._filters = filters
+        self._scorers = scorers
         attrs: list[str] = []
         for p in (*pre_filter, *pre_score):
             attr = getattr(p, "skips_pods_without", None)
@@ -461,11 +474,15 @@ class _Gates:
         def skips(p: object) -> bool:
             return getattr(p, "skips_pods_without", None) in absent
 
+        skip_filter = frozenset(p.name for p in self._pre_filter if skips(p))
+        skip_score = frozenset(p.name for p in self._pre_score if skips(p))
         return _Plan(
             [p for p in self._pre_filter if not skips(p)],
-            frozenset(p.name for p in self._pre_filter if skips(p)),
+            skip_filter,
             [p for p in self._pre_score if not skips(p)],
-            frozenset(p.name for p in self._pre_score if skips(p)),
+            skip_score,
+            [p for p in self._filters if p.name not in skip_filter],
+            [s for s in self._scorers if s[1] not in skip_score],
         )
 
 

@@ -273,3 +273,33 @@ def test_select_best(seed: int, n: int, u: float) -> None:
     total = rng.integers(-3, 4, size=n).astype(I64) * rng.integers(1, 2**40)
     feasible = rng.random(n) < rng.random()
     assert FAST.select_best(total, feasible.view(np.uint8), u) == kernels.select_best_ref(total, feasible, u)
+
+
+@pytest.mark.parametrize("valid_rows", [[0, 1, 2, 3], [1, 3], [2]])
+def test_fused_pass_best_wraps_to_int64_min(valid_rows: list[int]) -> None:
+    """Every passing row's weighted sum wraps to exactly INT64_MIN (score 2 times 2**62): the
+    one-pass maximum never rises above its start value, and must still report the first tie."""
+    assert FAST is not None
+    n = 4
+    alloc = np.zeros((n, 2), dtype=I64)
+    alloc[:] = 100
+    req = np.zeros((n, 2), dtype=I64)
+    nz = np.full((n, 2), 97, dtype=I64)  # (100 - 98) * 100 / 100 = 2 for a pod adding 1
+    allowed = np.full(n, 10, dtype=I64)
+    count = np.zeros(n, dtype=I64)
+    valid = np.zeros(n, dtype=np.bool_)
+    valid[valid_rows] = True
+    cols = np.array([0, 1], dtype=I64)
+    src = np.array([1, 2], dtype=I64)
+    pod = np.array([1, 1], dtype=I64)
+    w = np.array([1, 1], dtype=I64)
+    empty = np.zeros(0, dtype=I64)
+    spec = scoring.pack_spec(
+        True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, empty, empty, False, empty, empty
+    )
+    table = (alloc, req, nz, allowed, count)
+    want = scoring.fused_pass_ref(*table, valid, n, spec, 2**62, 0)
+    got = FAST.fused_pass(*table, valid, n, spec, 2**62, 0)
+    _assert_same(got, want)
+    assert got[8] == np.iinfo(np.int64).min
+    assert (got[9], got[10], got[11]) == (len(valid_rows), valid_rows[0], valid_rows[-1])

@@ -35,6 +35,7 @@ from ksched.config.types import (
     VolumeBindingArgs,
 )
 from ksched.errors import ConfigError
+from ksched.model.labels import parse_go_int64
 
 Errors = list[ConfigError]
 _TYPE_META = ("apiVersion", "kind")
@@ -248,7 +249,7 @@ def _requirements(term: Mapping[str, Any], key: str, path: str, errs: Errors) ->
         elif op in ("Gt", "Lt"):
             if len(values) != 1:
                 errs.append(ConfigError(vp, "for 'Gt', 'Lt' operators, exactly one value is required"))
-            elif not _is_int64(values[0]):
+            elif parse_go_int64(values[0]) is None:
                 errs.append(
                     invalid(
                         d.index(vp, 0), values[0], "for 'Gt', 'Lt' operators, the value must be an integer"
@@ -256,14 +257,6 @@ def _requirements(term: Mapping[str, Any], key: str, path: str, errs: Errors) ->
                 )
         for k, value in enumerate(values):
             errs.extend(invalid(d.index(vp, k), value, m) for m in label_value_problems(value))
-
-
-def _is_int64(text: str) -> bool:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        return False
-    return d.INT64_MIN <= value <= d.INT64_MAX and text.strip() == text and "_" not in text
 
 
 def _field_requirement(key: str, op: str, values: tuple[str, ...], path: str, errs: Errors) -> None:

@@ -7,13 +7,17 @@ readable reference that the vectorized plugins are tested against.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ksched.errors import ObjectError
 from ksched.model import _fields as f
+from ksched.model.labels import (  # parse_go_int64 also stays importable from here
+    label_value_errors,
+    parse_go_int64,
+    qualified_name_errors,
+)
 
 NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
@@ -81,7 +85,8 @@ class Toleration:
         return self.operator == "Exists"
 
 
-def parse_requirement(raw: Any, obj: str, field: str, *, fields: bool = False) -> Requirement:
+def _read_requirement(raw: Any, obj: str, field: str) -> Requirement:
+    """A ``{key, operator, values}`` mapping read as strings; the caller checks the operator."""
     m = f.mapping(raw, obj, field)
     key = f.string(m.get("key"), obj, f"{field}.key")
     op = f.string(m.get("operator"), obj, f"{field}.operator")
@@ -89,11 +94,16 @@ def parse_requirement(raw: Any, obj: str, field: str, *, fields: bool = False) -
         f.string(v, obj, f"{field}.values[{i}]")
         for i, v in enumerate(f.sequence(m.get("values"), obj, f"{field}.values"))
     )
-    if op not in NODE_SELECTOR_OPERATORS:
-        raise ObjectError(obj, f"{field}.operator", f'unsupported operator "{op}"')
-    if fields and key != "metadata.name":
-        raise ObjectError(obj, f"{field}.key", f'unsupported field "{key}" (only metadata.name)')
     return Requirement(key, op, values)
+
+
+def parse_requirement(raw: Any, obj: str, field: str, *, fields: bool = False) -> Requirement:
+    req = _read_requirement(raw, obj, field)
+    if req.operator not in NODE_SELECTOR_OPERATORS:
+        raise ObjectError(obj, f"{field}.operator", f'unsupported operator "{req.operator}"')
+    if fields and req.key != "metadata.name":
+        raise ObjectError(obj, f"{field}.key", f'unsupported field "{req.key}" (only metadata.name)')
+    return req
 
 
 def parse_term(raw: Any, obj: str, field: str) -> NodeSelectorTerm:
@@ -156,23 +166,6 @@ def parse_toleration(raw: Any, obj: str, field: str) -> Toleration:
     )
 
 
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def parse_go_int64(text: str) -> int | None:
-    """Go's ``strconv.ParseInt(s, 10, 64)``: ASCII digits with an optional sign, within int64.
-
-    Python's ``int()`` also accepts ``1_0``, spaces and non-ASCII digits, which Go rejects.
-    """
-    if not _GO_INT.fullmatch(text):
-        return None
-    value = int(text)
-    return value if -(2**63) <= value < 2**63 else None
-
-
-_parse_int_label = parse_go_int64
-
-
 def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:
     """Reference semantics of one node selector requirement against a label map."""
     present = req.key in labels
@@ -189,8 +182,8 @@ def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:
     # Gt / Lt: exactly one integer value; the node's label must parse as an integer.
     if not present or len(req.values) != 1:
         return False
-    want = _parse_int_label(req.values[0])
-    have = _parse_int_label(value)
+    want = parse_go_int64(req.values[0])
+    have = parse_go_int64(value)
     if want is None or have is None:
         return False
     return have > want if op == "Gt" else have < want
@@ -219,8 +212,6 @@ def required_matches(
 # metav1.LabelSelector (pod affinity terms, namespaceSelector, topology spread constraints)
 
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
-_NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,20 +249,22 @@ def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) 
 
 
 def _check_label_key(key: str, obj: str, field: str) -> None:
-    """Upstream ``validateLabelKey`` (``IsQualifiedName``): ``[prefix/]name``."""
-    prefix, slash, name = key.rpartition("/")
-    problem = ""
-    if not name or len(name) > 63 or not _NAME_PART.fullmatch(name):
+    """Upstream ``validateLabelKey`` (``IsQualifiedName``): ``[prefix/]name``, in this module's words.
+
+    The text after the last ``/`` is the name part; when it is valid on its own, the prefix is to blame.
+    """
+    if not qualified_name_errors(key):
+        return
+    if qualified_name_errors(key.rpartition("/")[2]):
         problem = "name part must be 1-63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
-    elif slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+    else:
         problem = "prefix part must be a DNS subdomain (lowercase, at most 253 characters)"
-    if problem:
-        raise ObjectError(obj, field, f"invalid label key {key!r}: {problem}")
+    raise ObjectError(obj, field, f"invalid label key {key!r}: {problem}")
 
 
 def _check_label_value(value: str, obj: str, field: str) -> None:
     """Upstream ``IsValidLabelValue``: empty, or at most 63 characters like a name part."""
-    if value and (len(value) > 63 or not _NAME_PART.fullmatch(value)):
+    if label_value_errors(value):
         raise ObjectError(
             obj,
             field,
@@ -298,13 +291,8 @@ def parse_label_selector(raw: Any, obj: str, field: str) -> LabelSelector | None
     ef = f"{field}.matchExpressions"
     for i, r in enumerate(f.sequence(m.get("matchExpressions"), obj, ef)):
         rf = f"{ef}[{i}]"
-        rm = f.mapping(r, obj, rf)
-        key = f.string(rm.get("key"), obj, f"{rf}.key")
-        op = f.string(rm.get("operator"), obj, f"{rf}.operator")
-        values = tuple(
-            f.string(v, obj, f"{rf}.values[{j}]")
-            for j, v in enumerate(f.sequence(rm.get("values"), obj, f"{rf}.values"))
-        )
+        req = _read_requirement(r, obj, rf)
+        key, op, values = req.key, req.operator, req.values
         if op not in LABEL_SELECTOR_OPERATORS:
             raise ObjectError(obj, f"{rf}.operator", f"{op!r} is not a valid label selector operator")
         _check_label_key(key, obj, f"{rf}.key")
@@ -314,5 +302,5 @@ def parse_label_selector(raw: Any, obj: str, field: str) -> LabelSelector | None
             raise ObjectError(obj, f"{rf}.values", f"values set must be empty for operator {op}")
         for j, v in enumerate(values):
             _check_label_value(v, obj, f"{rf}.values[{j}]")
-        exprs.append(Requirement(key, op, values))
+        exprs.append(req)
     return LabelSelector(tuple(sorted(labels.items())), tuple(exprs))

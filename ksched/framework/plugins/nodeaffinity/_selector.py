@@ -15,100 +15,19 @@ exactly like Go's ``strconv.ParseInt(s, 10, 64)``.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ksched.cache.node_table import NodeTable
+from ksched.model.labels import label_value_errors, parse_go_int64, qualified_name_errors
 from ksched.model.selectors import NodeSelectorTerm, PreferredTerm, Requirement
 
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
-_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_GO_INT_RE = re.compile(r"^[+-]?[0-9]+$")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 NAME_FIELD = "metadata.name"
 
 
 # --------------------------------------------------------------------------- upstream validation
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery ``RegexError`` (its examples are joined with ``",  or "``, two spaces)."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _qualified_name_errors(value: str) -> list[str]:
-    """apimachinery ``IsQualifiedName``: optional DNS-subdomain prefix, ``/``, 63-char name."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN_RE.match(prefix):
-                detail = _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
-                errs.append("prefix part " + detail)
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QUALIFIED_NAME_RE.match(name):
-        detail = _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-        errs.append("name part " + detail)
-    return errs
-
-
-def _label_value_errors(value: str) -> list[str]:
-    """apimachinery ``IsValidLabelValue``."""
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
-
-
-def go_parse_int(text: str) -> int | None:
-    """Go ``strconv.ParseInt(text, 10, 64)``; None where Go returns an error.
-
-    Stricter than Python's ``int()``, which also takes spaces, ``_`` separators and non-ASCII digits.
-    """
-    if not _GO_INT_RE.match(text):
-        return None
-    value = int(text)
-    return value if _INT64_MIN <= value <= _INT64_MAX else None
-
-
 def _invalid(path: str, value: object, detail: str) -> str:
     """apimachinery ``field.Invalid(...).Error()``: strings quoted, lists as JSON."""
     if isinstance(value, str):
@@ -121,7 +40,7 @@ def _invalid(path: str, value: object, detail: str) -> str:
 def label_requirement_errors(req: Requirement, path: str) -> list[str]:
     """What ``labels.NewRequirement`` reports for one ``matchExpressions`` entry, in its order."""
     errs: list[str] = []
-    key_errs = _qualified_name_errors(req.key)
+    key_errs = qualified_name_errors(req.key)
     if key_errs:
         errs.append(_invalid(f"{path}.key", req.key, "; ".join(key_errs)))
     op, values = req.operator, req.values
@@ -136,13 +55,13 @@ def label_requirement_errors(req: Requirement, path: str) -> list[str]:
         if len(values) != 1:
             errs.append(_invalid(vpath, values, "for 'Gt', 'Lt' operators, exactly one value is required"))
         for i, v in enumerate(values):
-            if go_parse_int(v) is None:
+            if parse_go_int64(v) is None:
                 detail = "for 'Gt', 'Lt' operators, the value must be an integer"
                 errs.append(_invalid(f"{vpath}[{i}]", v, detail))
     else:
         errs.append(f'{path}.operator: Unsupported value: "{op}"')
     for i, v in enumerate(values):
-        value_errs = _label_value_errors(v)
+        value_errs = label_value_errors(v)
         if value_errs:
             errs.append(_invalid(f"{path}.values[{i}]", v, "; ".join(value_errs)))
     return errs
@@ -255,7 +174,7 @@ class RowMatcher:
         if present.any():
             uniq, inverse = np.unique(col[present], return_inverse=True)
             texts = self.nodes.label_values.values
-            parsed = [go_parse_int(texts[int(u)]) for u in uniq]
+            parsed = [parse_go_int64(texts[int(u)]) for u in uniq]
             good = np.array([p is not None for p in parsed], dtype=np.bool_)
             nums = np.array([p if p is not None else 0 for p in parsed], dtype=np.int64)
             rows = np.flatnonzero(present)
@@ -272,7 +191,7 @@ class RowMatcher:
             return hit
         op = req.operator
         if op in ("Gt", "Lt"):
-            bound = go_parse_int(req.values[0])
+            bound = parse_go_int64(req.values[0])
             values, ok = self.int_column(req.key)
             assert bound is not None  # compile_term rejected anything else
             mask = ok & ((values > bound) if op == "Gt" else (values < bound))

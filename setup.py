@@ -26,7 +26,8 @@ extensions = [
     Extension(
         f"ksched._fast.{pyx.stem}",
         [str(pyx)],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), "ksched/_fast"],
+        depends=[str(h) for h in Path("ksched/_fast").glob("*.h")],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
     )

@@ -108,6 +108,8 @@ def path(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_cycle(benchmark: Any, path: str, cluster: ClusterCache, framework: Framework, pod: Pod) -> None:
     benchmark.group = "cycle-5000-nodes"
     benchmark.extra_info["path"] = path
+    fast = kernels.compiled()
+    benchmark.extra_info["simd"] = fast.simd_level() if path == "compiled" and fast is not None else "none"
     benchmark.extra_info["plugins"] = sorted(framework.plugins) or "reduced"
     result = benchmark(framework.run, pod, cluster)
     assert result.status.ok

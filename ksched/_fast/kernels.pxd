@@ -58,3 +58,30 @@ cdef i64 balanced_score_row(const i64* alloc, const i64* req, const i64* cols, c
                             Py_ssize_t k) noexcept nogil
 
 cdef Py_ssize_t select_best_rows(const i64* total, const u8* feasible, Py_ssize_t n, double u) noexcept nogil
+
+# The default shape's vector sweeps: AVX-512 or AVX2 by run-time dispatch, used by fused_pass; the header
+# documents why its results equal the scalar loop's exactly and which values it leaves to the
+# scalar loop (every row value of both resources in [0, 2^46); the pod's requests too, Fit
+# weights in [1, 2^20], score weights in [0, 2^31)).
+cdef extern from "simd_sweep.h" nogil:
+    ctypedef struct ks_best:
+        i64 top     # maximum of wf*fit + wb*balanced over passing rows so far (INT64_MIN: none)
+        i64 ties    # passing rows that reach it
+        i64 first   # lowest of them (-1 while top is INT64_MIN)
+        i64 last    # highest of them
+        i64 n_pass  # passing rows
+    ctypedef struct ks_two_pod:
+        i64 fp0, fp1, sp0, sp1, w0, w1, bp0, bp1, wf, wb
+    enum:
+        KS_EXACT_BITS
+    void ks_best_init(ks_best* b)
+    int ks_simd_level()
+    bint ks_two_pod_fits(const ks_two_pod* p)
+    Py_ssize_t ks_sweep_two_avx2(Py_ssize_t row, Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr,
+                                 Py_ssize_t rr, const i64* pz, const i64* pal, const i64* pco,
+                                 const u8* valid, const ks_two_pod* pod, u64* bits, i64* fs, i64* bs,
+                                 u8* passed, i64* n_fail, ks_best* best)
+    Py_ssize_t ks_sweep_two_avx512(Py_ssize_t row, Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr,
+                                   Py_ssize_t rr, const i64* pz, const i64* pal, const i64* pco,
+                                   const u8* valid, const ks_two_pod* pod, u64* bits, i64* fs, i64* bs,
+                                   u8* passed, i64* n_fail, ks_best* best)

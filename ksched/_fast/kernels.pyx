@@ -17,6 +17,12 @@ from ksched._fast._types cimport f64, i64, u8, u64
 
 cnp.import_array()
 
+# The vector sweep (simd_sweep.h): the best level the CPU runs, asked once, and the level in use
+# (``set_simd``, so that tests can run the same input through every path).
+SIMD_LEVELS = ("none", "avx2", "avx512")
+cdef int _simd_max = ks_simd_level()
+cdef int _simd_use = _simd_max
+
 cdef enum:
     # Compile-time constants, not module variables: a store through any i64* in a loop could alias
     # a variable, so the compiler would reload it (and not strength-reduce the multiply) every row.
@@ -307,20 +313,16 @@ def balanced_score(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1
 
 
 # --------------------------------------------------------------------------- the fused sweep
-cdef struct Best:
-    # Where ``wf * fit + wb * balanced`` peaks over the passing rows (filled by ``_pass_best``).
-    i64 best
-    Py_ssize_t ties, first, last, n_pass
+cdef void _pass_best(Py_ssize_t lo, Py_ssize_t hi, const u8* valid, const u64* bits, const i64* fs, i64 wf,
+                     const i64* bs, i64 wb, u8* passed, ks_best* best) noexcept nogil:
+    """After the sweep, for rows ``[lo, hi)``: ``passed[row] = valid[row] and bits[row] == 0``
+    (``bits``/``fs``/``bs`` NULL: no failures / that part counts 0), and where ``wf*fs + wb*bs``
+    peaks over those rows, continuing the running summary ``best`` (``simd_sweep.h``; rows
+    after every row it has seen; ``_best_finish`` completes it).
 
-
-cdef void _pass_best(Py_ssize_t n, const u8* valid, const u64* bits, const i64* fs, i64 wf,
-                     const i64* bs, i64 wb, u8* passed, Best* best) noexcept nogil:
-    """After the sweep: ``passed[row] = valid[row] and bits[row] == 0`` (``bits``/``fs``/``bs``
-    NULL: no failures / that part counts 0), and where ``wf*fs + wb*bs`` peaks over those rows.
-
-    A loop of its own rather than more work in the sweep: there, the extra live values spilled
-    registers and a byte store (which may alias anything) forced reloads, costing 13 us per 5,000
-    rows; here the arrays the sweep just wrote are still in cache.
+    A loop of its own rather than more work in the scalar sweep: there, the extra live values
+    spilled registers and a byte store (which may alias anything) forced reloads, costing 13 us per
+    5,000 rows; here the arrays the sweep just wrote are still in cache.
 
     One pass, about 1.7 ns a row (two passes, one for the maximum and one for its ties, took
     2 ns). The loop is instruction-bound, so it keeps to few instructions and one rarely taken
@@ -328,11 +330,11 @@ cdef void _pass_best(Py_ssize_t n, const u8* valid, const u64* bits, const i64* 
     scores rise steadily) resets the count; ties are counted without a branch, so a cluster
     whose rows tie in a random pattern costs no mispredictions.
     """
-    cdef Py_ssize_t row, n_pass = 0, ties = 0, first = -1, last = -1
+    cdef Py_ssize_t row, n_pass = 0, ties = best.ties, first = best.first, last = best.last
     cdef bint p, eq
-    cdef i64 v, top = INT64_MIN
+    cdef i64 v, top = best.top
     if bits != NULL and fs != NULL and bs != NULL:  # the default profile: no per-row NULL tests
-        for row in range(n):
+        for row in range(lo, hi):
             p = (valid[row] != 0) & (bits[row] == 0)
             passed[row] = p
             n_pass += p
@@ -345,7 +347,7 @@ cdef void _pass_best(Py_ssize_t n, const u8* valid, const u64* bits, const i64* 
             ties += eq
             last = row if eq else last
     else:
-        for row in range(n):
+        for row in range(lo, hi):
             p = (valid[row] != 0) & ((bits[row] if bits != NULL else 0) == 0)
             passed[row] = p
             n_pass += p
@@ -358,18 +360,25 @@ cdef void _pass_best(Py_ssize_t n, const u8* valid, const u64* bits, const i64* 
             eq = (v == top) & p
             ties += eq
             last = row if eq else last
-    if ties and first < 0:
-        # Every passing row sums to exactly INT64_MIN (wrapped around), so no row ever raised
-        # ``top`` above its start value: the first tie is the first passing row.
-        for row in range(n):
-            if passed[row]:
-                first = row
-                break
-    best.best = top if n_pass else 0
+    best.top = top
     best.ties = ties
     best.first = first
     best.last = last
-    best.n_pass = n_pass
+    best.n_pass += n_pass
+
+
+cdef void _best_finish(ks_best* best, const u8* passed, Py_ssize_t n) noexcept nogil:
+    """The summary as ``fused_pass`` reports it: ``top`` 0 when no row passes, and ``first`` found
+    when every passing row sums to exactly INT64_MIN (wrapped around), so that no row ever raised
+    the maximum above its start value: the first tie is then the first passing row."""
+    cdef Py_ssize_t row
+    if best.ties and best.first < 0:
+        for row in range(n):
+            if passed[row]:
+                best.first = row
+                break
+    if best.n_pass == 0:
+        best.top = 0
 
 
 cdef void _sweep(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr,
@@ -467,6 +476,50 @@ cdef void _sweep_two(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, 
     bal_ok[0] = bad_bal == 0
 
 
+cdef void _sweep_two_pass(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr,
+                          const i64* pz, const i64* pal, const i64* pco, const u8* valid, const i64* fpod,
+                          const i64* spod, const i64* sw, const i64* bpod, i64 wf, i64 wb, u64* bits, i64* fs,
+                          i64* bs, u8* passed, Py_ssize_t* n_fail, bint* fit_ok, bint* bal_ok,
+                          ks_best* best) noexcept nogil:
+    """``_sweep_two`` and ``_pass_best`` for ``fused_pass``, through the AVX-512 or AVX2 sweep of
+    ``simd_sweep.h`` when the CPU has it and the pod's values allow it; a block of rows (eight or
+    four) whose values leave the exactly-computable range, and the last rows short of a block,
+    run the scalar loops, and every row does when the vector path is off (``set_simd``) or
+    unavailable."""
+    cdef ks_two_pod pod
+    pod.fp0, pod.fp1, pod.sp0, pod.sp1 = fpod[0], fpod[1], spod[0], spod[1]
+    pod.w0, pod.w1, pod.bp0, pod.bp1, pod.wf, pod.wb = sw[0], sw[1], bpod[0], bpod[1], wf, wb
+    cdef Py_ssize_t row = 0, end, seg_fail = 0
+    cdef i64 fails = 0
+    cdef bint seg_fit = True, seg_bal = True, f_ok = True, b_ok = True
+    cdef int level = _simd_use
+    cdef Py_ssize_t block = 8 if level == 2 else 4
+    if level == 0 or not ks_two_pod_fits(&pod):
+        _sweep_two(n, pa, ra, pr, rr, pz, pal, pco, fpod, spod, sw, bpod, bits, fs, bs, n_fail, fit_ok, bal_ok)
+        _pass_best(0, n, valid, bits, fs, wf, bs, wb, passed, best)
+        return
+    while row < n:
+        if level == 2:
+            row = ks_sweep_two_avx512(row, n, pa, ra, pr, rr, pz, pal, pco, valid, &pod, bits, fs, bs, passed,
+                                      &fails, best)
+        else:
+            row = ks_sweep_two_avx2(row, n, pa, ra, pr, rr, pz, pal, pco, valid, &pod, bits, fs, bs, passed,
+                                    &fails, best)
+        if row >= n:
+            break
+        end = min(row + block, n)
+        _sweep_two(end - row, pa + row * ra, ra, pr + row * rr, rr, pz + row * 2, pal + row, pco + row,
+                   fpod, spod, sw, bpod, bits + row, fs + row, bs + row, &seg_fail, &seg_fit, &seg_bal)
+        _pass_best(row, end, valid, bits, fs, wf, bs, wb, passed, best)
+        fails += seg_fail
+        f_ok &= seg_fit
+        b_ok &= seg_bal
+        row = end
+    n_fail[0] = fails
+    fit_ok[0] = f_ok
+    bal_ok[0] = b_ok
+
+
 cdef inline const i64* _table(object arr, int ndim, Py_ssize_t n, Py_ssize_t width, str name) except? NULL:
     """Data pointer of a node-table array after checking dtype, layout and at least ``n`` rows.
 
@@ -560,30 +613,32 @@ cdef tuple _fused(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64
     cdef u8* ps = <u8*>cnp.PyArray_DATA(<cnp.ndarray>pass_out) if pv != NULL else NULL
     cdef Py_ssize_t n_fail = 0
     cdef bint fit_ok = True, bal_ok = True
-    cdef Best best
-    best.best = INT64_MIN
-    best.ties = 0
-    best.first = -1
-    best.last = -1
-    best.n_pass = 0
+    cdef ks_best best
+    ks_best_init(&best)
     with nogil:
         if (do_filter and do_fit and do_bal and strategy == LEAST_ALLOCATED and kf == 2 and ks == 2
                 and kb == 2 and fcols[0] == 0 and fcols[1] == 1 and scols[0] == 0 and scols[1] == 1
                 and ssrc[0] == 1 and ssrc[1] == 2 and bcols[0] == 0 and bcols[1] == 1
                 and ra >= 2 and rr >= 2):
             # The default profile with a pod that requests cpu and memory.
-            _sweep_two(n, pa, ra, pr, rr, pz, pal, pco, fpod, spod, sw, bpod,
-                       bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
+            if pv != NULL:
+                _sweep_two_pass(n, pa, ra, pr, rr, pz, pal, pco, pv, fpod, spod, sw, bpod, wf, wb,
+                                bits, fs, bs, ps, &n_fail, &fit_ok, &bal_ok, &best)
+            else:
+                _sweep_two(n, pa, ra, pr, rr, pz, pal, pco, fpod, spod, sw, bpod,
+                           bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
         else:
             _sweep(n, pa, ra, pr, rr, pz, pal, pco, do_filter, fcols, fpod, kf,
                    do_fit, scols, ssrc, spod, sw, ks, strategy, su, sv, m, do_bal, bcols, bpod, kb,
                    bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
+            if pv != NULL:
+                _pass_best(0, n, pv, bits, fs, wf if do_fit else 0, bs, wb if do_bal else 0, ps, &best)
         if pv != NULL:
-            _pass_best(n, pv, bits, fs, wf if do_fit else 0, bs, wb if do_bal else 0, ps, &best)
+            _best_finish(&best, ps, n)
     if pv == NULL:
         return bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail
     return (bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail,
-            pass_out, best.n_pass, best.best, best.ties, best.first, best.last)
+            pass_out, best.n_pass, best.top, best.ties, best.first, best.last)
 
 
 def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
@@ -609,6 +664,10 @@ def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf
     ``wf * fit + wb * balanced`` (Go int64 arithmetic; a part the spec leaves out counts 0), how
     many rows reach it and the first and last of them (``ties == 0``, ``first == last == -1``
     and ``best == 0`` when no row passes).
+
+    The default profile's shape (cpu and memory, LeastAllocated, both parts) runs through the
+    AVX-512 or AVX2 sweep of ``simd_sweep.h`` when the CPU has one (``simd_level``, ``set_simd``),
+    with results identical to the scalar loop's; the header says why.
     """
     if valid is None:
         raise TypeError("valid must be a numpy array")
@@ -691,6 +750,27 @@ def select_best(const i64[::1] total, const u8[::1] feasible, double u):
     with nogil:
         r = select_best_rows(pt, pf, n, u)
     return r
+
+
+def simd_levels():
+    """The sweeps this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``, ``"avx512"``."""
+    return SIMD_LEVELS[: _simd_max + 1]
+
+
+def simd_level():
+    """The sweep in use (the best the CPU runs unless ``set_simd`` chose another)."""
+    return SIMD_LEVELS[_simd_use]
+
+
+def set_simd(str level):
+    """Use the given sweep (one of ``simd_levels()``; ``"none"`` is the scalar loop); returns the
+    previous one. For tests and benchmarks that compare the paths."""
+    global _simd_use
+    if level not in simd_levels():
+        raise ValueError(f"sweep {level!r} is not available on this CPU; it runs {simd_levels()}")
+    previous = SIMD_LEVELS[_simd_use]
+    _simd_use = SIMD_LEVELS.index(level)
+    return previous
 
 
 def typedefs():

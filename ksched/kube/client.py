@@ -324,8 +324,9 @@ class ApiClient:
     ) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
         """Yield ``(items, resourceVersion)`` page by page, following ``continue`` tokens.
 
-        The resourceVersion of the last page is the one to watch from. A continue token that expired
-        mid-list raises :class:`Gone`; the caller starts over.
+        Every page of one list carries the first page's resourceVersion on kube-apiserver; watch from
+        that one (see :meth:`list`). A continue token that expired mid-list raises :class:`Gone`;
+        the caller starts over.
         """
         token = ""
         while True:
@@ -357,7 +358,7 @@ class ApiClient:
             path, limit=limit, label_selector=label_selector, field_selector=field_selector
         ):
             items.extend(page)
-            rv = page_rv
+            rv = rv or page_rv  # the first page's: a change between pages is then replayed, not lost
         return items, rv
 
     async def post(self, path: str, body: Any, *, retry: bool = False) -> Any:

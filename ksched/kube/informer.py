@@ -96,6 +96,8 @@ class Informer:
         self.path = path
         self.decode = decode
         self.sink = sink
+        self._listed_newer: dict[str, int] = {}
+        """Objects a later list page delivered newer than the list's resourceVersion (see _note_newer)."""
         self.field_selector = field_selector
         self.label_selector = label_selector
         self.settings = settings or InformerSettings()
@@ -206,13 +208,17 @@ class Informer:
         objs: list[Any] = []
         invalid: list[Invalid] = []
         rv = ""
+        newer: dict[str, int] = {}
         async for page, page_rv in self.client.list_pages(
             self.path,
             limit=self.page_size,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
         ):
-            rv = page_rv
+            if not rv:
+                rv = page_rv  # every page of a list answers as of the first page; watch from there
+            else:
+                _note_newer(page, rv, newer)
             for raw in page:
                 rec = self._decode(raw, "LIST")
                 if type(rec) is Invalid:
@@ -220,6 +226,7 @@ class Informer:
                 else:
                     objs.append(rec)
         self.resource_version = rv
+        self._listed_newer = newer
         self.stats["invalid"] += len(invalid)
         if initial:
             self.stats["lists"] += 1
@@ -258,6 +265,8 @@ class Informer:
                 if etype == "BOOKMARK":
                     if isinstance(rv, str) and rv:
                         self.resource_version = rv
+                    continue
+                if self._listed_newer and _stale_replay(self._listed_newer, etype, meta, rv):
                     continue
                 rec = self._decode(raw, etype)
                 if isinstance(rv, str) and rv:
@@ -314,3 +323,51 @@ class Informer:
             raw_scheduler_name=s(spec.get("schedulerName")) if self.resource == "pods" else "",
             event_type=event_type,
         )
+
+
+def _rv_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _key(meta: Any) -> str:
+    if not isinstance(meta, dict):
+        return ""
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def _note_newer(page: list[Any], list_rv: str, newer: dict[str, int]) -> None:
+    """Remember objects a later page showed in a state newer than the list's resourceVersion.
+
+    The watch starts from the first page's resourceVersion, so it replays the changes those objects
+    went through; :func:`_stale_replay` drops the replayed states older than what was delivered, so
+    the consumer never sees an object step back in time (a bound pod reappearing as pending).
+    """
+    base = _rv_int(list_rv)
+    if base is None:
+        return
+    for raw in page:
+        meta = raw.get("metadata") if isinstance(raw, dict) else None
+        obj_rv = _rv_int(meta.get("resourceVersion")) if isinstance(meta, dict) else None
+        if obj_rv is not None and obj_rv > base:
+            newer[_key(meta)] = obj_rv
+
+
+def _stale_replay(newer: dict[str, int], etype: str, meta: Any, rv: Any) -> bool:
+    """True for a replayed ADDED/MODIFIED older than the state the list already delivered."""
+    event_rv = _rv_int(rv)
+    if event_rv is None:
+        newer.clear()  # opaque resourceVersions: cannot compare, deliver everything
+        return False
+    if event_rv >= max(newer.values()):
+        newer.clear()  # the replay window is over
+    key = _key(meta)
+    delivered = newer.get(key)
+    if delivered is None or etype == "DELETED":
+        return False
+    if event_rv <= delivered:
+        return True
+    del newer[key]
+    return False

@@ -2,10 +2,16 @@
 
 Only the leader schedules; replicas stand by with warm caches. The algorithm (reference §11):
 
-- Every ``retry_period`` (with up to 1.2x jitter) a candidate reads the Lease. A Lease is held by
-  someone else while its ``holderIdentity`` is set and ``observed + leaseDuration > now``, where
-  ``observed`` is the *local* time this candidate last saw the record change (clocks of different
-  machines are never compared).
+- Every ``retry_period`` a candidate reads the Lease. A Lease is held by someone else while its
+  ``holderIdentity`` is set and ``observed + leaseDuration > now``, where ``observed`` is the
+  *local* time this candidate last saw the record change (clocks of different machines are never
+  compared).
+- Deviation from client-go, which polls every retryPeriod with up to 1.2x jitter: a standby polls
+  every retryPeriod exactly and also wakes at the moment the lease it watches would expire. The
+  standby sees the holder's last renewal at most one retryPeriod after it happened, so after the
+  holder dies the standby takes over within leaseDuration + retryPeriod (client-go: up to
+  leaseDuration + 2.4 retryPeriods). Safety is unchanged: expiry is still judged from the
+  standby's own observation, never earlier.
 - Otherwise it writes itself in with optimistic concurrency on ``resourceVersion``: a new holder
   sets ``acquireTime`` and increments ``leaseTransitions``; the holder only moves ``renewTime``.
 - The leader renews every ``retry_period``; if it cannot within ``renew_deadline`` it has lost the
@@ -22,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import random
 import socket
 import time
 import uuid
@@ -35,7 +40,6 @@ from ksched.kube.client import ApiClient
 from ksched.kube.writers import create_lease, get_lease, micro_time, update_lease
 
 log = logging.getLogger(__name__)
-JITTER_FACTOR = 1.2
 
 
 def default_identity() -> str:
@@ -65,7 +69,6 @@ class LeaderElector:
         on_stopped: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
-        rng: random.Random | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -73,7 +76,6 @@ class LeaderElector:
         self._on_stopped = on_stopped
         self._clock = clock
         self._wall = wall_clock
-        self._rng = rng or random.Random()
         self._observed: dict[str, Any] | None = None
         self._observed_spec: dict[str, Any] | None = None
         self._observed_at = 0.0
@@ -98,7 +100,7 @@ class LeaderElector:
         while not self._stop.is_set():
             if await self._try_acquire_or_renew():
                 break
-            if await self._sleep(s.retry_period_s * (1 + self._rng.random() * (JITTER_FACTOR - 1))):
+            if await self._sleep(self._campaign_wait()):
                 return
         if self._stop.is_set():
             return
@@ -118,6 +120,18 @@ class LeaderElector:
                 self.leading = False
                 self._on_stopped()
                 return
+
+    def _campaign_wait(self) -> float:
+        """Until the next poll: one retryPeriod, or less when the watched lease expires sooner."""
+        s = self.settings
+        wait = s.retry_period_s
+        spec = self._observed_spec or {}
+        if spec.get("holderIdentity") and spec.get("holderIdentity") != s.identity:
+            duration = float(spec.get("leaseDurationSeconds") or s.lease_duration_s)
+            until_expiry = self._observed_at + duration - self._clock()
+            if until_expiry > 0:
+                wait = min(wait, until_expiry + 0.001)  # just past expiry, not a hair before
+        return wait
 
     async def release(self) -> None:
         """Give the lease up on a clean shutdown, so a standby does not wait out leaseDuration."""

@@ -210,13 +210,20 @@ class ApiServer:
         rtype, q = req.rtype, req.query
         limit = _int_param(q, "limit") or 0
         after = None
+        list_rv: int | None = None
         if q.get("continue"):
             try:
                 token = orjson.loads(base64.urlsafe_b64decode(q["continue"].encode()))
                 after = (str(token["k"][0]), str(token["k"][1]))
+                list_rv = int(token["rv"])
             except (ValueError, KeyError, TypeError, IndexError, binascii.Error):
                 raise st.bad_request("continue key is not valid: illegal base64 data") from None
         rv, entries, last, remaining = self.store.list_entries(rtype, self._filter(req), limit, after)
+        if list_rv is not None:
+            # Every page of one list reports the first page's resourceVersion, as kube-apiserver does:
+            # a client watches from it, so a change made between two pages is replayed, not lost.
+            # (Later pages show the current state, which the replay then repeats harmlessly.)
+            rv = list_rv
         token = ""
         if last is not None:
             token = base64.urlsafe_b64encode(orjson.dumps({"rv": rv, "k": list(last)})).decode()

@@ -86,7 +86,11 @@ def test_field_selectors_and_binding(sim: SimCluster, core: client.CoreV1Api) ->
         "target": {"kind": "Node", "name": "node-0"},
     }
     resp = core.create_namespaced_pod_binding("f1", "default", body, _preload_content=False)
-    assert resp.status == 201
+    try:
+        assert resp.status == 201
+    finally:
+        resp.read()  # an unread raw response keeps its socket out of the pool until GC closes it
+        resp.release_conn()
     unbound = core.list_pod_for_all_namespaces(field_selector="spec.nodeName=")
     assert [p.metadata.name for p in unbound.items] == ["f0", "f2"]
     on_node = core.list_namespaced_pod("default", field_selector="spec.nodeName=node-0")
@@ -179,9 +183,11 @@ def test_status_strategic_patch_merges_conditions(core: client.CoreV1Api) -> Non
 
 def test_graceful_delete_via_kubelet(sim: SimCluster, core: client.CoreV1Api) -> None:
     core.create_namespaced_pod("default", _pod("g"))
-    core.create_namespaced_pod_binding(
+    resp = core.create_namespaced_pod_binding(
         "g", "default", {"metadata": {"name": "g"}, "target": {"name": "node-0"}}, _preload_content=False
     )
+    resp.read()
+    resp.release_conn()
     deleted = core.delete_namespaced_pod("g", "default", grace_period_seconds=30)
     assert deleted.metadata.deletion_timestamp is not None or sim.store.get("pods", "g", "default") is None
     import time

@@ -14,6 +14,7 @@ loop reports.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -157,8 +158,20 @@ class Framework:
         )
 
     # ------------------------------------------------------------------ the cycle
-    def run(self, pod: Pod, cluster: ClusterCache, *, explain: bool = False) -> CycleResult:
-        """Run one scheduling cycle for ``pod``. ``explain`` keeps every plugin's scores."""
+    def run(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        *,
+        explain: bool = False,
+        marks: list[tuple[str, float]] | None = None,
+    ) -> CycleResult:
+        """Run one scheduling cycle for ``pod``. ``explain`` keeps every plugin's scores.
+
+        ``marks``, when given, receives ``(extension point, perf_counter())`` as each point starts;
+        the caller turns them into the extension-point duration metric (on sampled cycles only, as
+        upstream does, so the common cycle pays one ``is None`` test per point).
+        """
         nodes = cluster.nodes
         num_all = len(nodes)
         result = CycleResult(pod, self.profile, num_all, SUCCESS)
@@ -181,6 +194,8 @@ class Framework:
         feasible = valid
 
         # PreFilter
+        if marks is not None:
+            marks.append(("PreFilter", time.perf_counter()))
         allowed: frozenset[str] | None = None
         allowing_plugins: list[str] = []
         rejection: Status | None = None
@@ -238,6 +253,8 @@ class Framework:
             feasible = feasible & keep
 
         # Filter
+        if marks is not None:
+            marks.append(("Filter", time.perf_counter()))
         count = -1  # feasible rows, once something has counted them
         adopted: np.ndarray | None = None  # a filter's ``passed`` mask, taken over as ``feasible``
         skip_filter = state.skip_filter
@@ -290,6 +307,8 @@ class Framework:
             return self._select(result, int(np.flatnonzero(feasible)[0]), nodes)
 
         # PreScore
+        if marks is not None:
+            marks.append(("PreScore", time.perf_counter()))
         for plugin in plan.pre_score:
             try:
                 status = plugin.pre_score(state, pod, cluster, feasible)
@@ -309,6 +328,8 @@ class Framework:
 
         # Score, NormalizeScore, weighted sum: uniform (int) scores are summed apart and added once,
         # instead of each allocating a new total array.
+        if marks is not None:
+            marks.append(("Score", time.perf_counter()))
         arrays: list[np.ndarray] = []
         weights: list[int] = []
         const = 0

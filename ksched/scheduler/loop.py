@@ -46,6 +46,9 @@ from ksched.scheduler.reporting import (
 )
 
 log = logging.getLogger(__name__)
+PLUGIN_METRICS_SAMPLE_EVERY = 10
+HOUSEKEEPING_EVERY_S = 1.0
+"""Upstream updates ``scheduler_cache_size`` every second."""
 MAX_IDLE_WAIT_S = 1.0
 BIND_PLUGIN = "DefaultBinder"
 
@@ -98,6 +101,8 @@ class Scheduler:
         self.stop_reason = ""
         self.on_synced: Callable[[], None] | None = None
         self.scheduled_count = 0
+        self._cycles = 0
+        self._next_housekeeping = 0.0
         self.failed_count = 0
         self._profile_until: float | None = None
         self._profiler: cProfile.Profile | None = None
@@ -120,6 +125,8 @@ class Scheduler:
                 self._apply_one(self.inbox.wait(MAX_IDLE_WAIT_S))
                 continue
             now = self.clock()
+            if now >= self._next_housekeeping:
+                self._housekeeping(now)
             self.queue.flush(now)
             pinfo = self.queue.pop()
             if pinfo is None:
@@ -175,9 +182,12 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         start = self.clock()
-        result = fw.run(pod, self.cache)
+        marks = self._sample_marks()
+        result = fw.run(pod, self.cache, marks=marks)
         if self.metrics is not None:
             self.metrics.scheduling_algorithm_duration.observe(self.clock() - start)
+            if marks:
+                self._observe_extension_points(marks, fw.profile, result)
         if result.selected_node is None:
             self._fail(pinfo, fw.profile, self._failure(result), start)
             return
@@ -186,6 +196,38 @@ class Scheduler:
         self.cache.assume(assumed, node)
         self.binding[pod.uid] = Binding(pinfo, node, start)
         self.outbox.bind(pod, node)
+
+    def _housekeeping(self, now: float) -> None:
+        """Gauges that are cheaper to sample than to keep exact: cache sizes, binds in flight."""
+        self._next_housekeeping = now + HOUSEKEEPING_EVERY_S
+        if self.metrics is None:
+            return
+        cache_size = self.metrics.cache_size
+        cache_size.labels(type="nodes").set(len(self.cache.nodes))
+        cache_size.labels(type="pods").set(len(self.cache.pods))
+        cache_size.labels(type="assumed_pods").set(self.cache.assumed_count)
+        self.metrics.goroutines.labels(operation="binding").set(len(self.binding))
+
+    def _sample_marks(self) -> list[tuple[str, float]] | None:
+        """Extension-point timing on one cycle in ten (upstream's pluginMetricsSamplePercent)."""
+        if self.metrics is None:
+            return None
+        self._cycles += 1
+        return [] if self._cycles % PLUGIN_METRICS_SAMPLE_EVERY == 0 else None
+
+    def _observe_extension_points(
+        self, marks: list[tuple[str, float]], profile: str, result: CycleResult
+    ) -> None:
+        assert self.metrics is not None
+        end = time.perf_counter()
+        last_status = "Success" if result.status.ok else _status_label(result.status.code)
+        histogram = self.metrics.framework_extension_point_duration
+        for i, (point, started) in enumerate(marks):
+            finished = marks[i + 1][1] if i + 1 < len(marks) else end
+            status = "Success" if i + 1 < len(marks) else last_status
+            histogram.labels(extension_point=point, status=status, profile=profile).observe(
+                finished - started
+            )
 
     @staticmethod
     def _failure(result: CycleResult) -> tuple[str, str, set[str]]:
@@ -284,3 +326,18 @@ class Scheduler:
             self._profile_result.set_result(buf.getvalue())
         self._profiler = None
         self._profile_until = None
+
+
+_STATUS_LABELS = {
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+
+def _status_label(code: Code) -> str:
+    """Upstream's ``Code.String()`` for the ``status`` label."""
+    return _STATUS_LABELS.get(code, "Success")

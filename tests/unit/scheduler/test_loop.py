@@ -213,3 +213,40 @@ def test_stop_request_ends_the_loop(harness: Any) -> None:
     sched.inbox.put(StopRequested("test"))
     sched.run()
     assert sched.stopping and sched.stop_reason == "test"
+
+
+def test_extension_point_and_cache_metrics_are_recorded() -> None:
+    from prometheus_client import generate_latest
+
+    from ksched.metrics import Metrics
+
+    clock = FakeClock()
+    outbox = RecordingOutbox()
+    config = default_config()
+    profiles = build_profiles(config, seed=3)
+    metrics = Metrics()
+    sched = Scheduler(
+        profiles=profiles,
+        cache=ClusterCache(),
+        queue=queue_for(config, profiles, clock=clock),
+        outbox=outbox,
+        metrics=metrics,
+        clock=clock,
+        wall_clock=clock,
+    )
+    for kind in ("nodes", "pods"):
+        sched.inbox.put(kev.Synced(kind))
+    for name in ("n1", "n2"):  # two nodes: with one feasible node upstream skips PreScore and Score
+        sched.inbox.put(
+            kev.Upserted("nodes", node_from_dict(make_node(name, cpu="64", memory="64Gi", pods=110)))
+        )
+    for i in range(20):
+        sched.inbox.put(kev.Upserted("pods", pending(f"p{i}", cpu="100m")))
+    sched.run(until=lambda s: len(outbox.binds) == 20)
+    text = generate_latest(metrics.registry).decode()
+    for point in ("PreFilter", "Filter", "PreScore", "Score"):
+        assert (
+            f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="{point}",'
+            f'profile="default-scheduler",status="Success"}} 2.0'
+        ) in text
+    assert 'scheduler_cache_size{type="nodes"} 2.0' in text

@@ -22,7 +22,6 @@ import time
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -191,7 +190,3 @@ def run_sim(
 
 def summary_json(summary: Summary) -> str:
     return json.dumps(asdict(summary), indent=2)
-
-
-def summary_dict(summary: Summary) -> dict[str, Any]:
-    return asdict(summary)

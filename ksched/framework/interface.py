@@ -18,7 +18,7 @@ Plugins must not mutate the cluster's arrays, block, or do I/O: a cycle reads li
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -251,7 +251,3 @@ def detail_for(plugin: object, pod: Pod, cluster: ClusterCache, row: int) -> str
     """Optional extra explanation a plugin can give for one rejected row (``explain_row``)."""
     fn = getattr(plugin, "explain_row", None)
     return fn(pod, cluster, row) if fn is not None else None
-
-
-def names(plugins: Sequence[Plugin]) -> list[str]:
-    return [p.name for p in plugins]

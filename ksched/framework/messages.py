@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ksched.framework.runtime import CycleResult
+    from ksched.framework.result import CycleResult
 
 
 def reason_histogram(result: CycleResult) -> dict[str, int]:

@@ -16,8 +16,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from operator import attrgetter
 from types import MappingProxyType
 
 import numpy as np
@@ -40,90 +38,16 @@ from ksched.framework.interface import (
     Scores,
     Status,
 )
-from ksched.framework.messages import fit_error_message
+from ksched.framework.plans import Gates
+from ksched.framework.result import (
+    CycleResult,
+    PluginScores,
+    num_feasible_nodes_to_find,
+    weighted_sum,
+)
 from ksched.model.pod import Pod
 
 log = logging.getLogger(__name__)
-
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
-    """Upstream ``numFeasibleNodesToFind``: how many feasible nodes to look for before scoring."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    num = num_all_nodes * percentage // 100
-    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-@dataclass(slots=True)
-class PluginScores:
-    """One score plugin's output for the cycle (normalized, before weight)."""
-
-    plugin: str
-    weight: int
-    scores: Scores
-
-
-@dataclass(slots=True)
-class CycleResult:
-    """What one cycle decided and why."""
-
-    pod: Pod
-    profile: str
-    num_all_nodes: int
-    status: Status
-    selected_row: int = -1
-    selected_node: str | None = None
-    feasible: np.ndarray | None = None
-    valid: np.ndarray | None = None
-    """Rows that held a node when the cycle ran."""
-    prefilter_rejection: Status | None = None
-    filters: list[tuple[str, FilterResult]] = field(default_factory=list)
-    scores: list[PluginScores] = field(default_factory=list)
-    _total: Scores | None = None
-    _parts: tuple[list[np.ndarray], list[int], int, int] | None = None
-
-    @property
-    def total(self) -> Scores | None:
-        """Weighted sum of the scores (int when every plugin scored uniformly), None before Score.
-
-        Built on first read when the cycle chose its node from a precomputed :class:`BestRows`
-        and never needed the sum itself.
-        """
-        if self._total is None and self._parts is not None:
-            self._total = _weighted_sum(*self._parts)
-            self._parts = None
-        return self._total
-
-    @total.setter
-    def total(self, value: Scores | None) -> None:
-        self._total = value
-        self._parts = None
-
-    @property
-    def feasible_count(self) -> int:
-        return 0 if self.feasible is None else int(np.count_nonzero(self.feasible))
-
-    def first_failure(self, row: int) -> tuple[str, list[str], Code] | None:
-        """(plugin, reasons, code) of the first filter that rejected ``row``, in configured order."""
-        if self.prefilter_rejection is not None:
-            s = self.prefilter_rejection
-            return s.plugin, list(s.reasons), s.code
-        for plugin, result in self.filters:
-            reasons, code = result.reasons_at(row)
-            if reasons:
-                return plugin, reasons, code
-        return None
-
-    def message(self) -> str:
-        """Upstream's FitError text (``0/N nodes are available: ...``), or the error message."""
-        if self.status.code == Code.ERROR or self.num_all_nodes == 0:
-            return self.status.message
-        return fit_error_message(self)
 
 
 class Framework:
@@ -153,7 +77,7 @@ class Framework:
         # Per-profile constants the cycle would otherwise rebuild (or look up) every time.
         self._score_weights: Mapping[str, int] = MappingProxyType({p.name: w for p, w in self.score_plugins})
         self._scorers = [(p, p.name, w, self._normalizers.get(p.name)) for p, w in self.score_plugins]
-        self._gates = _Gates(
+        self._gates = Gates(
             self.pre_filter_plugins, self.pre_score_plugins, self.filter_plugins, self._scorers
         )
 
@@ -376,7 +300,7 @@ class Framework:
             result._parts = (arrays, weights, const, n)
             row = _pick(hint, u)
         elif arrays:
-            total = _weighted_sum(arrays, weights, const, n)
+            total = weighted_sum(arrays, weights, const, n)
             result.total = total
             row = kernels.select_best(total, feasible, u)
         else:
@@ -432,93 +356,6 @@ def _pick(hint: BestRows, u: float) -> int:
     if k == hint.ties - 1:
         return hint.last
     return kernels.nth_best_row(hint.arrays, hint.weights, hint.rows, hint.best, k - 1, hint.first + 1)
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """The PreFilter / PreScore plugins to call for pods with one combination of features, the
-    plugins already known to skip, and the Filter plugins and scorers left once those are taken
-    out (a PreFilter / PreScore that returns Skip during the cycle still removes more)."""
-
-    pre_filter: list[PreFilterPlugin]
-    skip_filter: frozenset[str]
-    pre_score: list[PreScorePlugin]
-    skip_score: frozenset[str]
-    filters: list[FilterPlugin]
-    scorers: list[tuple[ScorePlugin, str, int, NormalizeScorePlugin | None]]
-
-
-class _Gates:
-    """Per-profile: which plugins skip which pods, from their ``skips_pods_without`` declarations.
-
-    A cycle reads each declared Pod attribute once (``attrgetter``, in C) and looks up the plan for
-    that combination of present/absent features, instead of calling every gated plugin's PreFilter
-    and PreScore to hear "Skip". Plans are built on first use; there are at most 2^attributes.
-    """
-
-    def __init__(
-        self,
-        pre_filter: list[PreFilterPlugin],
-        pre_score: list[PreScorePlugin],
-        filters: list[FilterPlugin],
-        scorers: list[tuple[ScorePlugin, str, int, NormalizeScorePlugin | None]],
-    ) -> None:
-        self._pre_filter = pre_filter
-        self._pre_score = pre_score
-        self._filters = filters
-        self._scorers = scorers
-        attrs: list[str] = []
-        for p in (*pre_filter, *pre_score):
-            attr = getattr(p, "skips_pods_without", None)
-            if isinstance(attr, str) and attr not in attrs:
-                attrs.append(attr)
-        self._attrs = tuple(attrs)
-        self._get = attrgetter(*attrs) if attrs else None
-        self._plans: dict[tuple[bool, ...], _Plan] = {}
-
-    def plan(self, pod: Pod) -> _Plan:
-        get = self._get
-        if get is None:
-            key: tuple[bool, ...] = ()
-        elif len(self._attrs) == 1:
-            key = (bool(get(pod)),)
-        else:
-            key = tuple(map(bool, get(pod)))
-        found = self._plans.get(key)
-        if found is None:
-            found = self._plans[key] = self._build(key)
-        return found
-
-    def _build(self, key: tuple[bool, ...]) -> _Plan:
-        absent = {a for a, present in zip(self._attrs, key, strict=True) if not present}
-
-        def skips(p: object) -> bool:
-            return getattr(p, "skips_pods_without", None) in absent
-
-        skip_filter = frozenset(p.name for p in self._pre_filter if skips(p))
-        skip_score = frozenset(p.name for p in self._pre_score if skips(p))
-        return _Plan(
-            [p for p in self._pre_filter if not skips(p)],
-            skip_filter,
-            [p for p in self._pre_score if not skips(p)],
-            skip_score,
-            [p for p in self._filters if p.name not in skip_filter],
-            [s for s in self._scorers if s[1] not in skip_score],
-        )
-
-
-def _weighted_sum(arrays: list[np.ndarray], weights: list[int], const: int, n: int) -> np.ndarray:
-    """``sum(w * s[:n]) + const`` as a new int64-wrapping array, allocating one array in the common case."""
-    first, w0 = arrays[0][:n], weights[0]
-    if w0 == 1:
-        total = first + const
-    else:
-        total = first * w0
-        if const:
-            total += const
-    for scores, weight in zip(arrays[1:], weights[1:], strict=True):
-        total += scores[:n] if weight == 1 else scores[:n] * weight
-    return total
 
 
 def _out_of_range(scores: Scores, feasible: np.ndarray) -> int | None:

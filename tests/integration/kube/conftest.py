@@ -6,6 +6,7 @@ refreshes, the sim's server thread): the scheduler relies on ``IOThread.stop()``
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,17 +17,12 @@ import pytest
 
 from ksched.kube import ApiClient, ClientSettings, IOThread, RetrySettings, load_connection
 from ksched.kube.ratelimit import BackoffSettings
-from ksched.sim import SimCluster, SimConfig
+from ksched.sim import SimConfig
+from tests.integration.conftest import SMALL as SHARED_SMALL
 
-SMALL = SimConfig(
-    history_window=50,
-    bookmark_interval_s=0.2,
-    running_delay_s=0.0,
-    grace_scale=0.0,
-    slow_watcher_timeout_s=0.5,
-    kubelet=False,
-    seed=1,
-)
+SMALL = dataclasses.replace(SHARED_SMALL, kubelet=False)
+"""The shared small cluster without the kubelet stand-in: these tests watch pods change only
+when they change them."""
 FAST_RETRY = RetrySettings(max_retries=4, backoff=BackoffSettings(initial_s=0.01, max_s=0.05))
 """Client retries quick enough for tests (Retry-After from the server is still honoured)."""
 
@@ -47,22 +43,6 @@ def no_thread_leak() -> Iterator[None]:
 @pytest.fixture
 def sim_config() -> SimConfig:
     return SMALL
-
-
-@pytest.fixture
-def sim(sim_config: SimConfig) -> Iterator[SimCluster]:
-    cluster = SimCluster(sim_config)
-    cluster.add_nodes(3, zones=2)
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def kubeconfig(sim: SimCluster, tmp_path: Path) -> Path:
-    return sim.write_kubeconfig(tmp_path / "kubeconfig")
 
 
 @pytest.fixture

@@ -62,11 +62,6 @@ def sim(make_sim: Callable[..., SimCluster]) -> SimCluster:
 
 
 @pytest.fixture
-def kubeconfig(sim: SimCluster, tmp_path: Path) -> Path:
-    return sim.write_kubeconfig(tmp_path / "kubeconfig")
-
-
-@pytest.fixture
 def fast_config(tmp_path: Path) -> Path:
     """No leader election, qps/burst 5000."""
     return write_config(tmp_path / "ksched.yaml", leader_elect=False)

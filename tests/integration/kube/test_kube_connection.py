@@ -118,7 +118,8 @@ def test_bad_ca_file_names_the_file(tmp_path: Path) -> None:
 
 
 def test_in_cluster_service_account(tmp_path: Path) -> None:
-    certifi = pytest.importorskip("certifi")
+    import certifi  # a dependency of the kubernetes package: a real CA bundle to load
+
     token = tmp_path / "token"
     token.write_text("sa-token")
     env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}

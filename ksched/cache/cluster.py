@@ -44,6 +44,7 @@ from ksched.cache.sparse import ImageIndex, PortIndex
 from ksched.errors import CacheError
 from ksched.model.namespace import Namespace
 from ksched.model.node import Node
+from ksched.model.pdb import PodDisruptionBudget
 from ksched.model.pod import Pod
 from ksched.model.resources import ResourceColumns
 from ksched.model.selectors import LabelSelector
@@ -74,6 +75,8 @@ class ClusterCache:
         self.namespaces = NamespaceIndex()
         self.labelsets = LabelSetIndex(self.nodes)
         self.affinity_pods = AffinityPodIndex()
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        """PodDisruptionBudgets by ``namespace/name`` (kept by the informer handlers; preemption reads)."""
 
     # ------------------------------------------------------------------ queries
     def __contains__(self, uid: object) -> bool:

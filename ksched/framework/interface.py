@@ -27,6 +27,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ksched.cache.cluster import ClusterCache
+    from ksched.framework.result import CycleResult
     from ksched.model.pod import Pod
 
 MAX_NODE_SCORE = 100
@@ -238,6 +239,40 @@ class PodGatedPlugin(Plugin, Protocol):
     """
 
     skips_pods_without: str
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What a PostFilter (preemption) decided for a pod no node could take.
+
+    ``nominated_node`` is the node the pod should wait for ("" when preemption cannot help) and
+    ``victims`` the pods to evict there. ``status`` is SUCCESS with a nomination, otherwise the
+    rejection whose message is upstream's ``preemption: ...`` suffix of the FitError message.
+    """
+
+    nominated_node: str = ""
+    victims: tuple[Pod, ...] = ()
+    status: Status = SUCCESS
+
+
+class NominatedPods(Protocol):
+    """The queue's view of pods nominated to nodes (upstream's PodNominator), read-only."""
+
+    def pods_for_node(self, node_name: str) -> list[Pod]: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self,
+        state: CycleState,
+        pod: Pod,
+        cluster: ClusterCache,
+        result: CycleResult,
+        nominated: NominatedPods | None,
+    ) -> PostFilterResult:
+        """Called only after a cycle found no feasible node (``result``)."""
+        ...
 
 
 @runtime_checkable

@@ -15,7 +15,13 @@ import numpy as np
 from ksched.config import names as ext
 from ksched.config.types import Profile, SchedulerConfiguration
 from ksched.errors import ConfigError
-from ksched.framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from ksched.framework.interface import (
+    FilterPlugin,
+    PostFilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from ksched.framework.registry import Handle, Registry
 from ksched.framework.runtime import Framework
 
@@ -26,6 +32,7 @@ _METHOD_OF = {
     ext.SCORE: "score",
     ext.QUEUE_SORT: "sort_key",
     ext.PRE_ENQUEUE: "pre_enqueue",
+    ext.POST_FILTER: "post_filter",
 }
 
 
@@ -67,6 +74,7 @@ def build_framework(
         filters=[p for p in per_point.get(ext.FILTER, []) if isinstance(p, FilterPlugin)],
         pre_score=[p for p in per_point.get(ext.PRE_SCORE, []) if isinstance(p, PreScorePlugin)],
         scores=[(p, weights[p.name]) for p in per_point.get(ext.SCORE, []) if isinstance(p, ScorePlugin)],
+        post_filter=[p for p in per_point.get(ext.POST_FILTER, []) if isinstance(p, PostFilterPlugin)],
         percentage_of_nodes_to_score=percentage,
         rng=rng,
         plugins=list(built.values()),

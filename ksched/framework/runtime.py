@@ -31,7 +31,10 @@ from ksched.framework.interface import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NominatedPods,
     NormalizeScorePlugin,
+    PostFilterPlugin,
+    PostFilterResult,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -61,6 +64,7 @@ class Framework:
         filters: Sequence[FilterPlugin] = (),
         pre_score: Sequence[PreScorePlugin] = (),
         scores: Sequence[tuple[ScorePlugin, int]] = (),
+        post_filter: Sequence[PostFilterPlugin] = (),
         percentage_of_nodes_to_score: int | None = None,
         rng: np.random.Generator | None = None,
         plugins: Sequence[object] = (),
@@ -70,6 +74,7 @@ class Framework:
         self.filter_plugins = list(filters)
         self.pre_score_plugins = list(pre_score)
         self.score_plugins = list(scores)
+        self.post_filter_plugins = list(post_filter)
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.rng = rng if rng is not None else np.random.default_rng()
         self.plugins = {getattr(p, "name", repr(p)): p for p in plugins}
@@ -308,6 +313,18 @@ class Framework:
             row = kernels.nth_true_ref(feasible, u)
         result.feasible = feasible
         return self._select(result, row, nodes)
+
+    # ------------------------------------------------------------------ PostFilter
+    def run_post_filter(
+        self, pod: Pod, cluster: ClusterCache, result: CycleResult, nominated: NominatedPods | None = None
+    ) -> PostFilterResult | None:
+        """Run the PostFilter plugins (preemption) after a cycle that found no feasible node.
+
+        Returns None when the profile has none. Like upstream, the first plugin whose result is not
+        "Unschedulable" decides; otherwise the last rejection is returned.
+        """
+        # Preemption issue: implemented by the DefaultPreemption work (stub until then).
+        return None
 
     @staticmethod
     def _select(result: CycleResult, row: int, nodes: object) -> CycleResult:

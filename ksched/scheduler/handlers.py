@@ -21,7 +21,6 @@ from ksched.framework.runtime import Framework
 from ksched.kube import events as kev
 from ksched.model.namespace import Namespace
 from ksched.model.node import Node
-from ksched.model.pdb import PodDisruptionBudget
 from ksched.model.pod import DEFAULT_SCHEDULER_NAME, Pod
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.queue import SchedulingQueue
@@ -67,7 +66,6 @@ class ClusterEventHandlers:
         self.pending: dict[str, Pod] = {}
         """Pending pods of our profiles, by uid: the informer's latest view."""
         self.namespaces: dict[str, Namespace] = {}
-        self.pdbs: dict[str, PodDisruptionBudget] = {}
         self._reported_invalid: dict[str, str] = {}
 
     def handle_informer_event(self, ev: kev.InformerEvent) -> None:
@@ -91,9 +89,9 @@ class ClusterEventHandlers:
         elif kind == "poddisruptionbudgets":
             key = f"{ev.obj.namespace}/{ev.obj.name}"
             if deleted:
-                self.pdbs.pop(key, None)
+                self.cache.pdbs.pop(key, None)
             else:
-                self.pdbs[key] = ev.obj
+                self.cache.pdbs[key] = ev.obj
 
     # ------------------------------------------------------------------ nodes
     def _node_upserted(self, node: Node) -> None:
@@ -172,7 +170,8 @@ class ClusterEventHandlers:
         elif ev.kind == "namespaces":
             self.namespaces = {n.name: n for n in ev.objs}
         elif ev.kind == "poddisruptionbudgets":
-            self.pdbs = {f"{p.namespace}/{p.name}": p for p in ev.objs}
+            self.cache.pdbs.clear()
+            self.cache.pdbs.update((f"{p.namespace}/{p.name}", p) for p in ev.objs)
         for bad in ev.invalid:
             self._invalid(bad)
 

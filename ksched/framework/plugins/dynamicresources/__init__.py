@@ -10,8 +10,19 @@ from typing import Any, Final
 
 from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
-from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, FilterResult, PreFilterResult, Status
+from ksched.framework.interface import (
+    SKIP,
+    SUCCESS,
+    Code,
+    CycleState,
+    FilterResult,
+    NominatedPods,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
 from ksched.framework.registry import Handle
+from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
 
 NAME: Final = names.DYNAMIC_RESOURCES
@@ -35,6 +46,17 @@ class DynamicResources:
     def pre_enqueue(self, pod: Pod) -> Status:
         """Upstream waits for a pod's claims to exist; without claims there is nothing to wait for."""
         return SUCCESS
+
+    def post_filter(
+        self,
+        state: CycleState,
+        pod: Pod,
+        cluster: ClusterCache,
+        result: CycleResult,
+        nominated: NominatedPods | None,
+    ) -> PostFilterResult:
+        """Upstream deallocates a pod's claims here; ksched allocates none, so there is nothing to undo."""
+        return PostFilterResult(status=Status(Code.UNSCHEDULABLE))
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
         return FilterResult.all_pass()

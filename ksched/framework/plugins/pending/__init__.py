@@ -22,11 +22,14 @@ from ksched.framework.interface import (
     Code,
     CycleState,
     FilterResult,
+    NominatedPods,
+    PostFilterResult,
     PreFilterResult,
     Scores,
     Status,
 )
 from ksched.framework.registry import Handle
+from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
 
 
@@ -67,6 +70,16 @@ class PendingPostFilter:
     def pre_enqueue(self, pod: Pod) -> Status:
         """Upstream holds back a pod whose asynchronous preemption is in flight; none is, yet."""
         return SUCCESS
+
+    def post_filter(
+        self,
+        state: CycleState,
+        pod: Pod,
+        cluster: ClusterCache,
+        result: CycleResult,
+        nominated: NominatedPods | None,
+    ) -> PostFilterResult:
+        return PostFilterResult(status=Status(Code.UNSCHEDULABLE))
 
 
 def new_pod_topology_spread(args: Any, handle: Handle) -> PendingPlugin:

@@ -37,9 +37,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ksched.cache.affinity_pods import AffinityPodIndex
+from ksched.cache.affinity_terms import AffinityTermIndex
 from ksched.cache.labelsets import LabelSetIndex
 from ksched.cache.namespaces import NamespaceIndex
 from ksched.cache.node_table import NodeTable
+from ksched.cache.selector_owners import SelectorOwnerIndex
 from ksched.cache.sparse import ImageIndex, PortIndex
 from ksched.errors import CacheError
 from ksched.model.namespace import Namespace
@@ -75,8 +77,12 @@ class ClusterCache:
         self.namespaces = NamespaceIndex()
         self.labelsets = LabelSetIndex(self.nodes)
         self.affinity_pods = AffinityPodIndex()
+        self.affinity_terms = AffinityTermIndex(self.nodes)
+        """Existing pods' inter-pod terms grouped by term, with per-row counts (InterPodAffinity)."""
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         """PodDisruptionBudgets by ``namespace/name`` (kept by the informer handlers; preemption reads)."""
+        self.selector_owners = SelectorOwnerIndex()
+        """Services, RCs, ReplicaSets, StatefulSets: PodTopologySpread's default selector."""
 
     # ------------------------------------------------------------------ queries
     def __contains__(self, uid: object) -> bool:
@@ -92,6 +98,12 @@ class ClusterCache:
 
     def pods_on(self, node_name: str) -> list[Pod]:
         return [self.pods[uid].pod for uid in self._pods_on.get(node_name, ())]
+
+    def entries_on(self, node_name: str) -> list[PodEntry]:
+        """The entries (pod, row, assumed) of the pods counted on ``node_name``; preemption's dry
+        run needs the row and the assumed flag to take a pod out and put it back exactly."""
+        pods = self.pods
+        return [pods[uid] for uid in self._pods_on.get(node_name, ())]
 
     def request_vector(self, pod: Pod) -> np.ndarray:
         """The pod's actual request as an int64 vector over resource columns (adds columns if new)."""
@@ -133,6 +145,7 @@ class ClusterCache:
                 entry.row = row
                 self._account(entry.pod, row, +1)
                 self.labelsets.move(entry.label_set, -1, row, entry.pod.deleting)
+                self.affinity_terms.move(uid, -1, row)
         return row
 
     update_node = add_node
@@ -146,6 +159,7 @@ class ClusterCache:
         for uid in self._pods_on.get(name, ()):
             entry = self.pods[uid]
             self.labelsets.move(entry.label_set, entry.row, -1, entry.pod.deleting)
+            self.affinity_terms.move(uid, entry.row, -1)
             entry.row = -1
 
     # ------------------------------------------------------------------ pods
@@ -172,6 +186,7 @@ class ClusterCache:
         entry.label_set = self.labelsets.attach(pod.namespace, pod.labels, row, pod.deleting)
         self.pods[pod.uid] = entry
         self.affinity_pods.add(entry)
+        self.affinity_terms.attach(pod, row)
         self._pods_on.setdefault(node_name, set()).add(pod.uid)
         self._account(pod, row, +1)
 
@@ -180,6 +195,7 @@ class ClusterCache:
         self._account(entry.pod, entry.row, -1)
         self.labelsets.detach(entry.label_set, entry.row, entry.pod.deleting)
         self.affinity_pods.discard(uid)
+        self.affinity_terms.detach(uid, entry.row)
         on = self._pods_on.get(entry.node_name)
         if on is not None:
             on.discard(uid)

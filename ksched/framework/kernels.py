@@ -159,3 +159,181 @@ def nth_best_row(
         bal, wb = (arrays[1], weights[1]) if len(arrays) == 2 else (None, 0)
         return int(fast.nth_best_row(fit, wf, bal, wb, passed, best, k, start))
     return nth_best_row_ref(arrays, weights, passed, best, k, start)
+
+
+# --------------------------------------------------------------------------- PodTopologySpread
+# Kernels of ksched/_fast/spread.pyx (a module of its own); the numpy references below are the contract.
+_spread_fast: ModuleType | None = None
+_spread_tried = False
+SPREAD_MAX_INT32 = 2**31 - 1
+
+
+def _spread_kernel(name: str, reference: F) -> F:
+    """``ksched._fast.spread.<name>`` when compiled kernels are on and that module is built."""
+    global _spread_fast, _spread_tried
+    if (_fast if _tried else compiled()) is None:
+        return reference
+    if not _spread_tried:
+        _spread_tried = True
+        try:
+            from ksched._fast import spread as fast_spread
+        except ImportError as exc:
+            log.warning("compiled spread kernels unavailable (%s); using numpy", exc)
+            fast_spread = None
+        _spread_fast = fast_spread
+    fn = getattr(_spread_fast, name, None) if _spread_fast is not None else None
+    return reference if fn is None else fn  # type: ignore[no-any-return]
+
+
+def spread_domain_sums_ref(
+    col: np.ndarray, rows: np.ndarray, counts: np.ndarray, n_values: int
+) -> tuple[np.ndarray, int, int]:
+    """Matching pods per topology domain over ``rows``: ``(sums, domains, low)``.
+
+    ``col`` (int32) holds interned label-value ids below ``n_values`` (-1: label absent), ``rows`` is
+    a bool (or uint8) row mask, ``counts`` the int64 matching pods per row. ``sums`` has
+    ``n_values + 1`` int64 cells, the last always 0 (so ``sums[col]`` reads 0 where the label is
+    absent); ``domains`` is how many values occur on ``rows`` and ``low`` the smallest of their sums
+    (``2**31 - 1`` when none occurs, upstream's MaxInt32).
+    """
+    sel = rows.astype(np.bool_, copy=False) & (col >= 0)
+    dom = col[sel]
+    sums = np.bincount(dom, weights=counts[sel], minlength=n_values + 1).astype(np.int64)
+    seen = np.bincount(dom, minlength=n_values + 1) > 0
+    domains = int(np.count_nonzero(seen))
+    low = int(sums[seen].min()) if domains else SPREAD_MAX_INT32
+    return sums, domains, low
+
+
+def spread_domain_sums(
+    col: np.ndarray, rows: np.ndarray, counts: np.ndarray, n_values: int
+) -> tuple[np.ndarray, int, int]:
+    fn = _spread_kernel("domain_sums", spread_domain_sums_ref)
+    if fn is spread_domain_sums_ref:
+        return fn(col, rows, counts, n_values)
+    return fn(col, rows.view(np.uint8), counts, n_values)  # type: ignore[no-any-return]
+
+
+def spread_filter_pass_ref(
+    col: np.ndarray, sums: np.ndarray, offset: int, max_skew: int, undecided: np.ndarray, bits: np.ndarray
+) -> None:
+    """One constraint's verdict for the still-undecided rows, in place.
+
+    Where ``undecided`` (uint8): a missing label (``col < 0``) sets bit 0 of ``bits`` (uint64), else
+    ``sums[col] + offset > max_skew`` sets bit 1; a row so rejected is no longer undecided.
+    """
+    open_ = undecided.astype(np.bool_)
+    missing = open_ & (col < 0)
+    too_much = open_ & ~missing & (sums[col] + offset > max_skew)
+    bits |= missing.astype(np.uint64) | (too_much.astype(np.uint64) << np.uint64(1))
+    undecided[missing | too_much] = 0
+
+
+def spread_filter_pass(
+    col: np.ndarray, sums: np.ndarray, offset: int, max_skew: int, undecided: np.ndarray, bits: np.ndarray
+) -> None:
+    _spread_kernel("filter_pass", spread_filter_pass_ref)(col, sums, offset, max_skew, undecided, bits)
+
+
+def spread_score_pass_ref(
+    col: np.ndarray, values: np.ndarray, by_row: bool, weight: float, addend: float, total: np.ndarray
+) -> None:
+    """``total[r] += cnt * weight + addend`` (float64, in that order) where ``col[r] >= 0``; ``cnt``
+    is ``values[r]`` when ``by_row``, else ``values[col[r]]`` (per-domain sums)."""
+    has = col >= 0
+    cnt = values[: col.shape[0]] if by_row else values[col]
+    total[has] += cnt[has].astype(np.float64) * weight + addend
+
+
+def spread_score_pass(
+    col: np.ndarray, values: np.ndarray, by_row: bool, weight: float, addend: float, total: np.ndarray
+) -> None:
+    _spread_kernel("score_pass", spread_score_pass_ref)(col, values, by_row, weight, addend, total)
+
+
+def spread_round_ref(total: np.ndarray) -> np.ndarray:
+    """Go's ``math.Round`` of non-negative float64 scores (half away from zero), as int64."""
+    whole = np.trunc(total)
+    return (whole + (total - whole >= 0.5)).astype(np.int64)
+
+
+def spread_round(total: np.ndarray) -> np.ndarray:
+    return _spread_kernel("round_scores", spread_round_ref)(total)
+
+
+def spread_normalize_ref(raw: np.ndarray, feasible: np.ndarray, ignored: np.ndarray) -> np.ndarray:
+    """Upstream PodTopologySpread ``NormalizeScore`` over the feasible rows (int64 out, 0 elsewhere).
+
+    Among feasible, not ignored rows: ``max`` (at least 0) and ``min`` of ``raw``; every such row gets
+    100 when ``max == 0``, else ``100 * (max + min - raw) // max``. Ignored rows get 0.
+    """
+    n = feasible.shape[0]
+    scored = feasible.astype(np.bool_, copy=False) & ~ignored[:n].astype(np.bool_, copy=False)
+    out = np.zeros(n, dtype=np.int64)
+    if not scored.any():
+        return out
+    values = raw[:n][scored]
+    high = max(int(values.max()), 0)
+    low = int(values.min())
+    out[scored] = 100 if high == 0 else 100 * (high + low - values) // high
+    return out
+
+
+def spread_normalize(raw: np.ndarray, feasible: np.ndarray, ignored: np.ndarray) -> np.ndarray:
+    fn = _spread_kernel("normalize", spread_normalize_ref)
+    if fn is spread_normalize_ref:
+        return fn(raw, feasible, ignored)
+    return fn(raw, feasible.view(np.uint8), ignored.view(np.uint8))  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- InterPodAffinity
+def affinity_domain_totals_ref(col: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row, the total of ``weights`` over all rows of the same topology domain (int64).
+
+    ``col`` holds interned label-value ids (int32, -1: the node lacks the key) and ``weights`` one
+    int64 per row; ``out[r] = sum(weights[s] for s if col[s] == col[r])`` where ``col[r] >= 0``,
+    else 0. The bincount sums in float64, exact while totals stay below 2**53.
+    """
+    n = col.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    keyed = col >= 0
+    if not keyed.any():
+        return out
+    ids = col[keyed]
+    sums = np.bincount(ids, weights=weights[:n][keyed])
+    out[keyed] = sums[ids]
+    return out
+
+
+_affinity_fast: ModuleType | None = None
+_affinity_tried = False
+
+
+def _affinity_module() -> ModuleType | None:
+    """``ksched._fast.affinity`` when the compiled kernels are enabled and it is built."""
+    global _affinity_fast, _affinity_tried
+    if (_fast if _tried else compiled()) is None:
+        return None
+    if not _affinity_tried:
+        _affinity_tried = True
+        try:
+            from ksched._fast import affinity as mod
+        except ImportError as exc:
+            log.warning("compiled affinity kernels unavailable (%s); using numpy", exc)
+            mod = None
+        _affinity_fast = mod
+    return _affinity_fast
+
+
+def affinity_domain_totals(col: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`affinity_domain_totals_ref`, compiled when available (two passes, one scratch array)."""
+    fast = _affinity_module()
+    if fast is not None:
+        n = col.shape[0]
+        if col.dtype != np.int32 or not col.flags.c_contiguous:
+            col = np.ascontiguousarray(col, dtype=np.int32)
+        w = weights[:n]
+        if w.dtype != np.int64 or not w.flags.c_contiguous:
+            w = np.ascontiguousarray(w, dtype=np.int64)
+        return fast.domain_totals(col, w)  # type: ignore[no-any-return]
+    return affinity_domain_totals_ref(col, weights)

@@ -57,6 +57,10 @@ KINDS = {
     "pods": "Pod",
     "namespaces": "Namespace",
     "poddisruptionbudgets": "PodDisruptionBudget",
+    "services": "Service",
+    "replicationcontrollers": "ReplicationController",
+    "replicasets": "ReplicaSet",
+    "statefulsets": "StatefulSet",
 }
 _SHORT_WATCH_S = 1.0
 

@@ -29,6 +29,7 @@ from enum import IntFlag
 from typing import TYPE_CHECKING, Final
 
 from ksched.config import names
+from ksched.errors import ConfigError
 
 if TYPE_CHECKING:
     from ksched.model.pod import Pod
@@ -194,8 +195,8 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
         _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.DELETE),
         _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL),
     ),
-    names.POD_TOPOLOGY_SPREAD: (
-        _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.DELETE),
+    names.POD_TOPOLOGY_SPREAD: (  # upstream with QueueingHints: a new toleration can help (nodeTaintsPolicy)
+        _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.UPDATE_POD_TOLERATION | A.DELETE),
         _ev(NODE, A.ADD | A.DELETE | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
     # Storage and DRA plugins: the resources they watch, with every action (looser than upstream).
@@ -277,6 +278,55 @@ class EventsRegistry:
         return match_any(event, self.events_for(plugin))
 
 
+_ACTION_BY_NAME: Final[dict[str, ActionType]] = {
+    name: ActionType(bits) for bits, name in _ACTION_NAMES.items()
+}
+
+
+def events_of_plugin(plugin: object) -> tuple[ClusterEvent, ...] | None:
+    """The events a (custom) plugin registers through ``events_to_register()``, or None when it has
+    no such method. Each item is a ``ksched.framework.api.ClusterEventSpec`` (``resource`` and
+    action names) or a :class:`ClusterEvent`; a bad one raises ValueError naming the plugin."""
+    fn = getattr(plugin, "events_to_register", None)
+    if fn is None:
+        return None
+    name = getattr(plugin, "name", repr(plugin))
+    out: list[ClusterEvent] = []
+    for spec in fn():
+        if isinstance(spec, ClusterEvent):
+            out.append(spec)
+            continue
+        bits = ActionType.NONE
+        for action in getattr(spec, "actions", ()):
+            if action not in _ACTION_BY_NAME:
+                raise ValueError(f"plugin {name}: events_to_register: unknown action {action!r}")
+            bits |= _ACTION_BY_NAME[action]
+        resource = getattr(spec, "resource", None)
+        if not isinstance(resource, str) or not bits:
+            raise ValueError(
+                f"plugin {name}: events_to_register returned {spec!r}; use api.cluster_event()"
+            )
+        out.append(ClusterEvent(resource, bits))
+    return tuple(out)
+
+
+def registry_for_profiles(frameworks: Iterable[object]) -> EventsRegistry:
+    """The in-tree plugins' events plus those the profiles' custom plugins register (a bad
+    registration is a :class:`ConfigError` naming the plugin)."""
+    events: dict[str, tuple[ClusterEvent, ...]] = dict(DEFAULT_PLUGIN_EVENTS)
+    for fw in frameworks:
+        for name, plugin in getattr(fw, "plugins", {}).items():
+            if name in DEFAULT_PLUGIN_EVENTS:
+                continue
+            try:
+                registered = events_of_plugin(plugin)
+            except Exception as exc:  # a typo in a custom plugin: fail at start-up, in one line
+                raise ConfigError(f"plugin {name!r}", f"events_to_register: {exc}") from exc
+            if registered is not None:
+                events[name] = registered
+    return EventsRegistry(events=events)
+
+
 def pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
     """Upstream ``PodSchedulingPropertiesChange`` on ksched's pod records.
 
@@ -302,7 +352,9 @@ __all__ = [
     "ActionType",
     "ClusterEvent",
     "EventsRegistry",
+    "events_of_plugin",
     "match_any",
     "match_cluster_events",
     "pod_update_events",
+    "registry_for_profiles",
 ]

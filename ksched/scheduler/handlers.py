@@ -19,10 +19,12 @@ from collections.abc import Mapping
 from ksched.cache.cluster import ClusterCache
 from ksched.framework.runtime import Framework
 from ksched.kube import events as kev
+from ksched.model import workloads as wl
 from ksched.model.namespace import Namespace
 from ksched.model.node import Node
 from ksched.model.pod import DEFAULT_SCHEDULER_NAME, Pod
 from ksched.scheduler import events_registry as cev
+from ksched.scheduler.preemption import clear_nomination_patch, forget_nominations_to
 from ksched.scheduler.queue import SchedulingQueue
 from ksched.scheduler.reporting import (
     ACTION_SCHEDULING,
@@ -32,6 +34,13 @@ from ksched.scheduler.reporting import (
 )
 
 log = logging.getLogger(__name__)
+WORKLOAD_KINDS: Mapping[str, str] = {
+    "services": wl.SERVICE,
+    "replicationcontrollers": wl.REPLICATION_CONTROLLER,
+    "replicasets": wl.REPLICA_SET,
+    "statefulsets": wl.STATEFUL_SET,
+}
+"""Informer resource -> kind of the objects PodTopologySpread's default selector is built from."""
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
@@ -92,6 +101,11 @@ class ClusterEventHandlers:
                 self.cache.pdbs.pop(key, None)
             else:
                 self.cache.pdbs[key] = ev.obj
+        elif kind in WORKLOAD_KINDS:  # Services, RCs, RSs, StatefulSets: default spreading selectors
+            if deleted:
+                self.cache.selector_owners.delete(ev.obj)
+            else:
+                self.cache.selector_owners.upsert(ev.obj)
 
     # ------------------------------------------------------------------ nodes
     def _node_upserted(self, node: Node) -> None:
@@ -107,6 +121,8 @@ class ClusterEventHandlers:
 
     def _node_deleted(self, name: str) -> None:
         self.cache.remove_node(name)
+        for pod in forget_nominations_to(self.queue, name):  # a stale nomination, cleared in status too
+            self.reporter.sink.patch_status(self.pending.get(pod.uid, pod), clear_nomination_patch())
 
     # ------------------------------------------------------------------ pods
     def _ours(self, pod: Pod) -> bool:
@@ -172,6 +188,8 @@ class ClusterEventHandlers:
         elif ev.kind == "poddisruptionbudgets":
             self.cache.pdbs.clear()
             self.cache.pdbs.update((f"{p.namespace}/{p.name}", p) for p in ev.objs)
+        elif ev.kind in WORKLOAD_KINDS:
+            self.cache.selector_owners.replace(WORKLOAD_KINDS[ev.kind], ev.objs)
         for bad in ev.invalid:
             self._invalid(bad)
 

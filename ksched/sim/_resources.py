@@ -78,6 +78,52 @@ RESOURCES: tuple[ResourceType, ...] = (
         ("pdb",),
         {"status": "PodDisruptionBudget"},
     ),
+    # Stored only (no controller acts on them), so `kubectl apply -k deploy/` works against the sim.
+    ResourceType("configmaps", "configmap", "ConfigMap", "", "v1", True, ("cm",)),
+    ResourceType("serviceaccounts", "serviceaccount", "ServiceAccount", "", "v1", True, ("sa",)),
+    ResourceType(
+        "deployments",
+        "deployment",
+        "Deployment",
+        "apps",
+        "v1",
+        True,
+        ("deploy",),
+        {"status": "Deployment"},
+        ("all",),
+    ),
+    ResourceType("clusterroles", "clusterrole", "ClusterRole", "rbac.authorization.k8s.io", "v1", False),
+    ResourceType(
+        "clusterrolebindings",
+        "clusterrolebinding",
+        "ClusterRoleBinding",
+        "rbac.authorization.k8s.io",
+        "v1",
+        False,
+    ),
+    ResourceType("roles", "role", "Role", "rbac.authorization.k8s.io", "v1", True),
+    ResourceType("rolebindings", "rolebinding", "RoleBinding", "rbac.authorization.k8s.io", "v1", True),
+    # Stored only: their selectors give PodTopologySpread's default constraints a selector.
+    ResourceType("services", "service", "Service", "", "v1", True, ("svc",), {"status": "Service"}, ("all",)),
+    ResourceType(
+        "replicationcontrollers",
+        "replicationcontroller",
+        "ReplicationController",
+        "",
+        "v1",
+        True,
+        ("rc",),
+        {"status": "ReplicationController"},
+        ("all",),
+    ),
+    ResourceType(
+        "replicasets", "replicaset", "ReplicaSet", "apps", "v1", True, ("rs",), {"status": "ReplicaSet"},
+        ("all",),
+    ),
+    ResourceType(
+        "statefulsets", "statefulset", "StatefulSet", "apps", "v1", True, ("sts",), {"status": "StatefulSet"},
+        ("all",),
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}

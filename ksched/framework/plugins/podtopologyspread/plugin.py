@@ -1,0 +1,259 @@
+"""PodTopologySpread: DoNotSchedule constraints filter, ScheduleAnyway constraints score, all nodes at once.
+
+Upstream: ``pkg/scheduler/framework/plugins/podtopologyspread/{plugin,common,filtering,scoring}.go``.
+
+- PreFilter works out the pod's DoNotSchedule constraints (its own, or the default constraints
+  when it has none) and, per constraint, the matching pods per topology domain over every node
+  that has all the constraints' topology keys and passes the node inclusion policies, the number
+  of such domains and the global minimum (0 when there are fewer domains than ``minDomains``).
+  Skip when there is no constraint.
+- Filter, per node and constraint in order: a missing topology label is UnschedulableAndUnresolvable;
+  ``domain count + self match − minimum > maxSkew`` is Unschedulable.
+- PreScore / Score / NormalizeScore: upstream's ``cnt × ln(domains + 2) + (maxSkew − 1)`` summed
+  over ScheduleAnyway constraints and rounded, then normalized so fewer matching pods score higher.
+  With system defaulting and no constraints of its own, a pod's nodes need not carry every key.
+
+Parsed constraints are kept per pod record (records are immutable), so a pod retried many times is
+parsed once. Preemption's what-if (upstream's AddPod/RemovePod extensions) is not here: the
+preemption work recomputes through the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from ksched.cache.cluster import ClusterCache
+from ksched.errors import ConfigError, ObjectError
+from ksched.framework import names
+from ksched.framework.interface import (
+    SKIP,
+    SUCCESS,
+    Code,
+    CycleState,
+    FilterResult,
+    PreFilterResult,
+    Scores,
+    Status,
+    error,
+)
+from ksched.framework.plugins.podtopologyspread import counting
+from ksched.framework.plugins.podtopologyspread.constraints import (
+    DO_NOT_SCHEDULE,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    PodConstraints,
+    parse_default_constraints,
+    parse_pod_constraints,
+    with_selector,
+)
+from ksched.framework.registry import Handle
+from ksched.model.pod import Pod
+
+NAME: Final = names.POD_TOPOLOGY_SPREAD
+ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_STATE_KEY: Final = f"PreFilter{NAME}"
+PRE_SCORE_STATE_KEY: Final = f"PreScore{NAME}"
+SCORE_STATE_KEY: Final = f"{NAME}/ignored"
+SYSTEM_DEFAULTING: Final = "System"
+LIST_DEFAULTING: Final = "List"
+PARSED_CACHE_SIZE: Final = 2048
+
+_REASONS: Final = (ERR_REASON_NODE_LABEL_NOT_MATCH, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+_CODES: Final = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE)
+
+
+class PodTopologySpread:
+    """PreFilter, Filter, PreScore, Score and NormalizeScore of upstream's PodTopologySpread."""
+
+    name = NAME
+    scores_in_range = True
+
+    def __init__(
+        self, default_constraints: tuple[Constraint, ...] = (), *, system_defaulted: bool = False
+    ) -> None:
+        self.system_defaulted = system_defaulted
+        self._default_hard = tuple(c for c in default_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE)
+        self._default_soft = tuple(c for c in default_constraints if c.when_unsatisfiable != DO_NOT_SCHEDULE)
+        if not default_constraints:
+            # Without defaults, a pod with no constraints of its own is skipped at no cost.
+            self.skips_pods_without = "topology_spread_constraints"
+        self._parsed: dict[int, tuple[Pod, PodConstraints | ObjectError]] = {}
+        self._namespaces: dict[str, frozenset[str]] = {}
+
+    # ------------------------------------------------------------------ constraints
+    def _own(self, pod: Pod) -> PodConstraints:
+        """The pod's own constraints, parsed once per record; raises :class:`ObjectError`."""
+        hit = self._parsed.get(id(pod))
+        if hit is None or hit[0] is not pod:
+            try:
+                parsed: PodConstraints | ObjectError = parse_pod_constraints(pod)
+            except ObjectError as exc:
+                parsed = exc
+            if len(self._parsed) >= PARSED_CACHE_SIZE:
+                self._parsed.clear()
+            hit = self._parsed[id(pod)] = (pod, parsed)
+        if isinstance(hit[1], ObjectError):
+            raise hit[1]
+        return hit[1]
+
+    def _defaults(self, pod: Pod, cluster: ClusterCache, hard: bool) -> tuple[Constraint, ...]:
+        """Upstream ``buildDefaultConstraints``: the defaults with the pod's default selector, if any."""
+        defaults = self._default_hard if hard else self._default_soft
+        if not defaults:
+            return ()
+        selector = cluster.selector_owners.default_selector(pod.namespace, pod.labels, pod.controller)
+        if selector is None:
+            return ()
+        return with_selector(defaults, selector, pod.labels)
+
+    def constraints(self, pod: Pod, cluster: ClusterCache, *, hard: bool) -> tuple[Constraint, ...]:
+        """The DoNotSchedule (``hard``) or ScheduleAnyway constraints that apply to ``pod``."""
+        if pod.topology_spread_constraints:
+            own = self._own(pod)
+            return own.hard if hard else own.soft
+        return self._defaults(pod, cluster, hard)
+
+    def _namespace(self, pod: Pod) -> frozenset[str]:
+        ns = self._namespaces.get(pod.namespace)
+        if ns is None:
+            if len(self._namespaces) >= PARSED_CACHE_SIZE:
+                self._namespaces.clear()
+            ns = self._namespaces[pod.namespace] = frozenset((pod.namespace,))
+        return ns
+
+    # ------------------------------------------------------------------ filtering
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache
+    ) -> tuple[PreFilterResult | None, Status]:
+        try:
+            constraints = self.constraints(pod, cluster, hard=True)
+        except ObjectError as exc:
+            return None, error(f"get constraints from pod: {exc}")
+        if not constraints:
+            return None, SKIP
+        state.write(
+            PRE_FILTER_STATE_KEY, counting.hard_state(cluster, pod, constraints, self._namespace(pod))
+        )
+        return None, SUCCESS
+
+    def _hard_states(
+        self, state: CycleState | None, pod: Pod, cluster: ClusterCache
+    ) -> list[counting.HardConstraintState]:
+        states = state.read(PRE_FILTER_STATE_KEY) if state is not None else None
+        if states is None:
+            constraints = self.constraints(pod, cluster, hard=True)
+            states = (
+                counting.hard_state(cluster, pod, constraints, self._namespace(pod)) if constraints else []
+            )
+        return states  # type: ignore[no-any-return]
+
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+        states = self._hard_states(state, pod, cluster)
+        if not states:
+            return FilterResult.all_pass()
+        bits = counting.filter_bits(states, cluster.nodes.n_rows)
+        if not bits.any():
+            return FilterResult.all_pass()
+        return FilterResult(bits, _REASONS, _CODES)
+
+    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+        """Which constraint rejected the node, with the counts behind the skew."""
+        try:
+            states = self._hard_states(None, pod, cluster)
+        except ObjectError:
+            return None
+        values = cluster.nodes.label_values.values
+        for i, s in enumerate(states):
+            c = s.constraint
+            vid = int(s.col[row])
+            if vid < 0:
+                return f"constraint {i} (topologyKey {c.topology_key}): the node has no such label"
+            count = int(s.sums[vid])
+            own = 1 if c.self_match else 0
+            skew = count + own - s.min_match
+            if skew > c.max_skew:
+                return (
+                    f"constraint {i} (topologyKey {c.topology_key}): domain {values[vid]!r} has {count} "
+                    f"matching pod(s), +{own} for this pod, global minimum {s.min_match} over "
+                    f"{s.domains} domain(s): skew {skew} > maxSkew {c.max_skew}"
+                )
+        return None
+
+    # ------------------------------------------------------------------ scoring
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+        try:
+            constraints = self.constraints(pod, cluster, hard=False)
+        except ObjectError as exc:
+            return error(f"calculating preScoreState: {exc}")
+        if not constraints:
+            return SKIP
+        require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
+        state.write(PRE_SCORE_STATE_KEY, (constraints, require_all))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+        prepared = state.read(PRE_SCORE_STATE_KEY)
+        if prepared is None:
+            constraints = self.constraints(pod, cluster, hard=False)
+            prepared = (constraints, bool(pod.topology_spread_constraints) or not self.system_defaulted)
+        constraints, require_all = prepared
+        if not constraints:
+            return 0
+        raw, ignored = counting.soft_scores(
+            cluster, pod, constraints, self._namespace(pod), feasible, require_all
+        )
+        state.write(SCORE_STATE_KEY, ignored)
+        return raw
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores, feasible: np.ndarray) -> Scores:
+        if not isinstance(scores, np.ndarray):
+            return scores
+        ignored = state.read(SCORE_STATE_KEY)
+        if ignored is None:
+            ignored = np.zeros(feasible.shape[0], dtype=np.bool_)
+        return counting.normalize(scores[: feasible.shape[0]], feasible, ignored)
+
+
+def new(args: Any, handle: Handle) -> PodTopologySpread:
+    """Build from PodTopologySpreadArgs (``None``: upstream defaults, system defaulting)."""
+    defaulting = (
+        getattr(args, "defaulting_type", SYSTEM_DEFAULTING) if args is not None else SYSTEM_DEFAULTING
+    )
+    raw: tuple[Mapping[str, Any], ...] = tuple(getattr(args, "default_constraints", ()) or ())
+    if defaulting == SYSTEM_DEFAULTING:
+        if raw:
+            raise ConfigError(
+                "defaultingType", 'Invalid value: "System": when .defaultConstraints are not empty'
+            )
+        raw = SYSTEM_DEFAULT_CONSTRAINTS
+    elif defaulting != LIST_DEFAULTING:
+        raise ConfigError(
+            "defaultingType", f'Unsupported value: "{defaulting}": supported values: "System", "List"'
+        )
+    try:
+        parsed = parse_default_constraints(raw)
+    except ObjectError as exc:
+        raise ConfigError(exc.field, exc.problem) from exc
+    return PodTopologySpread(parsed, system_defaulted=defaulting == SYSTEM_DEFAULTING)
+
+
+if TYPE_CHECKING:
+    from ksched.framework.interface import (
+        FilterPlugin,
+        NormalizeScorePlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    _conforms: tuple[PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, NormalizeScorePlugin] = (
+        PodTopologySpread(),
+        PodTopologySpread(),
+        PodTopologySpread(),
+        PodTopologySpread(),
+        PodTopologySpread(),
+    )

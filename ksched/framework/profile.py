@@ -15,6 +15,8 @@ import numpy as np
 from ksched.config import names as ext
 from ksched.config.types import Profile, SchedulerConfiguration
 from ksched.errors import ConfigError
+from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
+from ksched.framework.guards import GuardedPlugin
 from ksched.framework.interface import (
     FilterPlugin,
     PostFilterPlugin,
@@ -22,6 +24,7 @@ from ksched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
+from ksched.framework.loader import METHOD_OF_POINT
 from ksched.framework.registry import Handle, Registry
 from ksched.framework.runtime import Framework
 
@@ -55,10 +58,14 @@ def build_framework(
             if ref.name not in registry:
                 raise ConfigError(path, f'unknown plugin "{ref.name}"')
             plugin = built.get(ref.name)
+            out_of_tree = registry.is_out_of_tree(ref.name)
             if plugin is None:
-                plugin = registry.factory(ref.name)(profile.plugin_args.get(ref.name), handle)
+                if out_of_tree:
+                    plugin = _build_out_of_tree(registry, ref.name, profile, index, handle)
+                else:
+                    plugin = registry.factory(ref.name)(profile.plugin_args.get(ref.name), handle)
                 built[ref.name] = plugin
-            method = _METHOD_OF.get(point)
+            method = (METHOD_OF_POINT if out_of_tree else _METHOD_OF).get(point)
             if method is not None and not hasattr(plugin, method):
                 # Upstream expands multiPoint only into the points a plugin implements; an
                 # explicit listing at a point it does not implement is a configuration error.
@@ -78,7 +85,33 @@ def build_framework(
         percentage_of_nodes_to_score=percentage,
         rng=rng,
         plugins=list(built.values()),
+        reserve=[p for p in per_point.get(ext.RESERVE, []) if isinstance(p, ReservePlugin)],
+        permit=[p for p in per_point.get(ext.PERMIT, []) if isinstance(p, PermitPlugin)],
+        pre_bind=[p for p in per_point.get(ext.PRE_BIND, []) if isinstance(p, PreBindPlugin)],
+        post_bind=[p for p in per_point.get(ext.POST_BIND, []) if isinstance(p, PostBindPlugin)],
+        waiting_pods=handle.waiting_pods,
     )
+
+
+def _build_out_of_tree(registry: Registry, name: str, profile: Profile, index: int, handle: Handle) -> object:
+    """Call an out-of-tree factory with its args as a dict and wrap the plugin in result guards.
+
+    Anything the factory raises (typically its own args validation) is a start-up ConfigError
+    naming the plugin's pluginConfig args.
+    """
+    args = profile.plugin_args.get(name)
+    if args is None:
+        args = {}
+    path = f"profiles[{index}].pluginConfig[{name}].args"
+    try:
+        plugin = registry.factory(name)(args, handle)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(path, f"plugin {name!r} rejected its args: {type(exc).__name__}: {exc}") from exc
+    if plugin is None:
+        raise ConfigError(path, f"the factory of plugin {name!r} returned None instead of a plugin")
+    return GuardedPlugin(plugin, name)
 
 
 def build_profiles(

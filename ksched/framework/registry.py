@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ksched.framework import names
+from ksched.framework.waiting import WaitingPod, WaitingPods
 
 Factory = Callable[[Any, "Handle"], Any]
 
@@ -25,6 +26,17 @@ class Handle:
     profile: str
     shared: dict[str, Any] = field(default_factory=dict)
     """Objects that plugins of one package share within a profile (e.g. one fused resource pass)."""
+    waiting_pods: WaitingPods = field(default_factory=WaitingPods)
+    """The profile's pods held at Permit (upstream's Handle.GetWaitingPod / IterateOverWaitingPods)."""
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_waiting_pods(self) -> list[WaitingPod]:
+        return list(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str, plugin: str = "", message: str = "removed") -> bool:
+        return self.waiting_pods.reject(uid, plugin, message)
 
 
 _BASE = "ksched.framework.plugins"
@@ -44,9 +56,9 @@ IN_TREE_FACTORIES: Mapping[str, str] = {
     names.VOLUME_BINDING: f"{_BASE}.volumes:new_volume_binding",
     names.VOLUME_ZONE: f"{_BASE}.volumes:new_volume_zone",
     names.DYNAMIC_RESOURCES: f"{_BASE}.dynamicresources:new",
-    names.POD_TOPOLOGY_SPREAD: f"{_BASE}.pending:new_pod_topology_spread",
-    names.INTER_POD_AFFINITY: f"{_BASE}.pending:new_inter_pod_affinity",
-    names.DEFAULT_PREEMPTION: f"{_BASE}.pending:new_default_preemption",
+    names.POD_TOPOLOGY_SPREAD: f"{_BASE}.podtopologyspread:new",
+    names.INTER_POD_AFFINITY: f"{_BASE}.interpodaffinity:new",
+    names.DEFAULT_PREEMPTION: f"{_BASE}.defaultpreemption:new",
     names.DEFAULT_BINDER: f"{_BASE}.defaultbinder:new",
 }
 
@@ -66,6 +78,10 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._paths or name in self._factories
+
+    def is_out_of_tree(self, name: str) -> bool:
+        """Whether ``name`` was added from outside (its calls are guarded, its results checked)."""
+        return name not in self._paths
 
     def names(self) -> frozenset[str]:
         return frozenset(self._paths) | frozenset(self._factories)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ksched.framework.interface import Code, FilterResult, Scores, Status
+from ksched.framework.interface import Code, CycleState, FilterResult, Scores, Status
 from ksched.framework.messages import fit_error_message
 from ksched.model.pod import Pod
 
@@ -50,6 +50,8 @@ class CycleResult:
     prefilter_rejection: Status | None = None
     filters: list[tuple[str, FilterResult]] = field(default_factory=list)
     scores: list[PluginScores] = field(default_factory=list)
+    state: CycleState | None = None
+    """The cycle's state, handed on to the Reserve / Permit / PreBind / PostBind plugins."""
     _total: Scores | None = None
     _parts: tuple[list[np.ndarray], list[int], int, int] | None = None
 

@@ -10,6 +10,7 @@ from ksched.config import names as ext
 from ksched.config.types import SchedulerConfiguration
 from ksched.framework.runtime import Framework
 from ksched.metrics import Metrics
+from ksched.scheduler.events_registry import registry_for_profiles
 from ksched.scheduler.queue import SchedulingQueue
 from ksched.scheduler.queue_types import QueueSettings
 
@@ -37,5 +38,10 @@ def queue_for(
         pod_initial_backoff_s=config.pod_initial_backoff_s, pod_max_backoff_s=config.pod_max_backoff_s
     )
     return SchedulingQueue(
-        clock=clock, settings=settings, queue_sort=sort_plugin, pre_enqueue=pre_enqueue, metrics=metrics
+        clock=clock,
+        settings=settings,
+        queue_sort=sort_plugin,
+        pre_enqueue=pre_enqueue,
+        events=registry_for_profiles(profiles.values()),
+        metrics=metrics,
     )

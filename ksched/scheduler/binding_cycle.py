@@ -1,0 +1,259 @@
+"""Reserve, Permit, PreBind and PostBind: the extension points between assume and the bind outcome.
+
+Upstream's order (reference §1.2-1.5), on the scheduling thread:
+
+1. the cycle picked a node and the pod was **assumed** there;
+2. **Reserve** runs on every Reserve plugin in order; the first failure runs **Unreserve** on all of
+   them in reverse order, forgets the pod and reports the failure;
+3. **Permit**: each plugin allows, rejects, or asks to **wait** (up to 15 minutes). A rejection
+   unreserves and forgets as above. A waiting pod stays assumed and is parked in the profile's
+   :class:`~ksched.framework.waiting.WaitingPods`; the scheduling thread goes on with other pods.
+   ``allow`` / ``reject`` (from any thread) post a :class:`PermitDecided` to the inbox; timeouts
+   are checked by :meth:`BindingCycle.expire` on every loop step;
+4. **PreBind** plugins run in order (a failure unreserves, forgets, and, because an assumed pod's
+   resources are freed, moves parked pods as a deleted assigned pod would), then the binding is
+   posted through the outbox exactly as for profiles without these points;
+5. when the bind outcome arrives, **PostBind** runs on success, **Unreserve** on failure (the loop
+   then forgets and requeues the pod as before).
+
+A rejection is reported like upstream's ``FitError{NumAllNodes: 1}``: reason ``Unschedulable``,
+message ``0/1 nodes are available: <plugin's message>.``, and the rejecting plugin decides which
+cluster events requeue the pod. An error (a plugin that raised, or returned a malformed result) is
+a ``SchedulerError`` naming the plugin.
+
+Profiles without these points (every in-tree profile) never reach this module: the loop checks
+``Framework.has_binding_plugins`` once per pod and hands the binding to the outbox directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ksched.framework.interface import Code, CycleState, Status
+from ksched.framework.runtime import CycleResult, Framework
+from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S, go_seconds
+from ksched.model.pod import Pod
+from ksched.scheduler import events_registry as cev
+from ksched.scheduler.inbox import BindDone
+from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.reporting import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
+
+if TYPE_CHECKING:
+    from ksched.scheduler.loop import Scheduler
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PermitDecided:
+    """Inbox message: every plugin allowed the waiting pod ``uid``, or one rejected it."""
+
+    uid: str
+
+
+@dataclass(slots=True)
+class _InFlight:
+    fw: Framework
+    state: CycleState
+    pinfo: QueuedPodInfo
+    pod: Pod
+    """The assumed pod (``spec.nodeName`` set), as the plugins see it."""
+    node: str
+    started: float
+    waiting_since: float = 0.0
+
+
+class BindingCycle:
+    """The binding-cycle points for one :class:`~ksched.scheduler.loop.Scheduler`. Scheduling thread only
+    (except :meth:`_notify`, which only writes to the inbox)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._s = scheduler
+        self._pods: dict[str, _InFlight] = {}
+        self._deadlines: list[tuple[float, str, str]] = []
+        self.waiting_uids: set[str] = set()
+        """Pods held at Permit (the loop checks this set, cheaply, after informer events)."""
+        for fw in scheduler.profiles.values():
+            fw.waiting_pods.notify = self._notify
+
+    def _notify(self, uid: str) -> None:
+        self._s.inbox.put(PermitDecided(uid))
+
+    @property
+    def waiting(self) -> int:
+        """Pods held at Permit right now."""
+        return sum(len(fw.waiting_pods) for fw in self._s.profiles.values())
+
+    # ------------------------------------------------------------------ after assume
+    def start(
+        self, fw: Framework, result: CycleResult, pinfo: QueuedPodInfo, node: str, started: float
+    ) -> None:
+        """Reserve and Permit for a pod just assumed on ``node``; then bind, wait, or fail."""
+        pod = dataclasses.replace(pinfo.pod, node_name=node)
+        state = result.state if result.state is not None else CycleState()
+        entry = _InFlight(fw, state, pinfo, pod, node, started)
+        self._pods[pod.uid] = entry
+        for plugin in fw.reserve_plugins:
+            status = self._status_of("Reserve", plugin, lambda p=plugin: p.reserve(state, pod, node))
+            if not status.ok:
+                self._abort(entry, status, binding_stage=False)
+                return
+        waits: dict[str, float] = {}
+        for plugin in fw.permit_plugins:
+            status, timeout = self._permit(plugin, entry)
+            if status.code == Code.WAIT:
+                waits[plugin.name] = timeout
+            elif not status.ok:
+                self._abort(entry, status, binding_stage=False)
+                return
+        if not waits:
+            self._bind(entry)
+            return
+        entry.waiting_since = self._s.clock()
+        fw.waiting_pods.add(pod, node, waits)
+        self.waiting_uids.add(pod.uid)
+        for name, timeout in waits.items():
+            heapq.heappush(self._deadlines, (entry.waiting_since + timeout, pod.uid, name))
+        log.debug("pod %s waits on permit at %s (plugins %s)", pod.key, node, sorted(waits))
+
+    def _permit(self, plugin: Any, entry: _InFlight) -> tuple[Status, float]:
+        try:
+            out = plugin.permit(entry.state, entry.pod, entry.node)
+            status, timeout = out if isinstance(out, tuple) else (out, 0.0)
+        except Exception as exc:
+            return self._error("Permit", plugin.name, exc), 0.0
+        if status.code == Code.WAIT:
+            return status, min(float(timeout), MAX_PERMIT_TIMEOUT_S)
+        if status.ok or status.code.is_rejection:
+            return status.with_plugin(plugin.name), 0.0
+        return Status(
+            Code.ERROR, (f'running Permit plugin "{plugin.name}": {status.message}',), plugin.name
+        ), 0.0
+
+    # ------------------------------------------------------------------ waiting pods
+    def resolve(self, uid: str) -> None:
+        """Finish a waiting pod whose fate was decided (a :class:`PermitDecided` arrived)."""
+        entry = self._pods.get(uid)
+        if entry is None:
+            return
+        wp = entry.fw.waiting_pods.get(uid)
+        if wp is None or (decision := wp.decision) is None:
+            return
+        entry.fw.waiting_pods.remove(uid)
+        self.waiting_uids.discard(uid)
+        metrics = self._s.metrics
+        if metrics is not None:
+            label = "Success" if decision.ok else "Unschedulable"
+            metrics.permit_wait_duration.labels(result=label).observe(self._s.clock() - entry.waiting_since)
+        if decision.ok:
+            self._bind(entry)
+        else:
+            log.debug("pod %s rejected while waiting on permit: %s", entry.pod.key, decision.message)
+            self._abort(entry, decision, binding_stage=True)
+
+    def expire(self, now: float) -> None:
+        """Reject waiting pods whose Permit timeout passed (called on every loop step)."""
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            _, uid, plugin = heapq.heappop(heap)
+            entry = self._pods.get(uid)
+            if entry is None:
+                continue
+            wp = entry.fw.waiting_pods.get(uid)
+            if wp is None or plugin not in wp.pending_plugins:
+                continue
+            wp.reject(
+                plugin,
+                f"rejected due to timeout after waiting {go_seconds(wp.timeouts[plugin])} at plugin {plugin}",
+            )
+            self.resolve(uid)
+
+    def drop_deleted(self) -> None:
+        """Reject waiting pods the informer saw deleted (the cache no longer holds them), as
+        upstream's ``RejectWaitingPod`` on a pod delete: no one waits for a pod that is gone."""
+        for uid in [u for u in self.waiting_uids if u not in self._s.cache.pods]:
+            entry = self._pods.get(uid)
+            wp = entry.fw.waiting_pods.get(uid) if entry is not None else None
+            if wp is None:
+                self.waiting_uids.discard(uid)
+                continue
+            wp.reject("", "removed")
+            self.resolve(uid)
+
+    def next_deadline(self) -> float | None:
+        return self._deadlines[0][0] if self._deadlines else None
+
+    # ------------------------------------------------------------------ binding
+    def _bind(self, entry: _InFlight) -> None:
+        from ksched.scheduler.loop import Binding  # the loop imports this module
+
+        for plugin in entry.fw.pre_bind_plugins:
+            status = self._status_of(
+                "PreBind", plugin, lambda p=plugin: p.pre_bind(entry.state, entry.pod, entry.node)
+            )
+            if not status.ok:
+                self._abort(entry, status, binding_stage=True)
+                return
+        s = self._s
+        uid = entry.pod.uid
+        s.binding[uid] = Binding(entry.pinfo, entry.node, entry.started)
+        s.outbox.bind(entry.pinfo.pod, entry.node)
+
+    def bind_done(self, done: BindDone) -> None:
+        """PostBind after a successful bind, Unreserve after a failed one (the loop does the rest)."""
+        entry = self._pods.pop(done.pod.uid, None)
+        if entry is None:
+            return
+        if done.error is None:
+            for plugin in entry.fw.post_bind_plugins:
+                try:
+                    plugin.post_bind(entry.state, entry.pod, entry.node)
+                except Exception:
+                    log.exception("PostBind plugin %s failed on %s", plugin.name, entry.pod.key)
+        else:
+            self._unreserve(entry)
+
+    # ------------------------------------------------------------------ failures
+    def _status_of(self, point: str, plugin: Any, call: Any) -> Status:
+        try:
+            status = call()
+        except Exception as exc:
+            return self._error(point, plugin.name, exc)
+        if not isinstance(status, Status):
+            return self._error(point, plugin.name, TypeError(f"returned {status!r}, expected a Status"))
+        if status.ok or status.code.is_rejection:
+            return status.with_plugin(plugin.name)
+        return Status(Code.ERROR, (f'running {point} plugin "{plugin.name}": {status.message}',), plugin.name)
+
+    def _error(self, point: str, plugin: str, exc: Exception) -> Status:
+        log.error("%s plugin %s failed: %s", point, plugin, exc, exc_info=exc)
+        return Status(Code.ERROR, (f'running {point} plugin "{plugin}": {exc}',), plugin)
+
+    def _unreserve(self, entry: _InFlight) -> None:
+        for plugin in reversed(entry.fw.reserve_plugins):
+            try:
+                plugin.unreserve(entry.state, entry.pod, entry.node)
+            except Exception:
+                log.exception("Unreserve plugin %s failed on %s", plugin.name, entry.pod.key)
+
+    def _abort(self, entry: _InFlight, status: Status, *, binding_stage: bool) -> None:
+        """Unreserve, forget, and report ``status`` through the loop's failure path."""
+        s = self._s
+        uid = entry.pod.uid
+        self._pods.pop(uid, None)
+        entry.fw.waiting_pods.remove(uid)
+        self.waiting_uids.discard(uid)
+        self._unreserve(entry)
+        if s.cache.is_assumed(uid):
+            s.cache.forget(uid)
+        if binding_stage:
+            s.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+        if status.code.is_rejection:
+            failure = (REASON_UNSCHEDULABLE, f"0/1 nodes are available: {status.message}.", {status.plugin})
+        else:
+            failure = (REASON_SCHEDULER_ERROR, status.message, set())
+        s._fail(entry.pinfo, entry.fw.profile, failure, entry.started)

@@ -6,7 +6,10 @@ first plugin that rejected it with upstream's reason strings, or each plugin's n
 weighted score. The JSON shape is a contract other tools drive; keep it stable:
 
 ``pod``, ``profile``, ``selectedNode`` (null when nothing fits), ``feasibleNodes``, ``message``
-(upstream's ``0/N nodes are available: ...`` when nothing fits, else absent), and ``nodes`` in
+(upstream's ``0/N nodes are available: ...`` when nothing fits, with its ``preemption: ...`` part,
+else absent), ``preemption`` when nothing fits and the profile preempts (``{"node", "victims"}``:
+the node preemption would nominate and the ``namespace/name`` of the pods it would evict there;
+node null and no victims when it cannot help), and ``nodes`` in
 input order: ``{"name", "feasible"}`` plus ``plugin`` / ``reasons`` (and ``detail`` when the plugin
 can say more) for rejected nodes, ``scores`` / ``weightedScores`` / ``totalScore`` for feasible ones.
 """
@@ -14,22 +17,26 @@ can say more) for rejected nodes, ``scores`` / ``weightedScores`` / ``totalScore
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
-from ksched.config import default_config, load_config
 from ksched.config.names import SCHEDULING_GATES
 from ksched.errors import InputError, ManifestError, ObjectError
 from ksched.framework.interface import Code, detail_for
+from ksched.framework.loader import load_with_plugins
+from ksched.framework.messages import fit_error_message
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.manifests import gc_paused, kind_of, read_manifests
 from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
+from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import Pod, pod_from_dict
+from ksched.model.workloads import DECODERS as WORKLOAD_DECODERS
 
 
 @dataclass(slots=True)
@@ -62,6 +69,11 @@ def _load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
                     order.append(node.name)
             elif kind == "Namespace":
                 cache.set_namespace(namespace_from_dict(obj))
+            elif kind == "PodDisruptionBudget":  # preemption honours them
+                budget = pdb_from_dict(obj)
+                cache.pdbs[budget.key] = budget
+            elif kind in WORKLOAD_DECODERS:  # default topology spreading selectors
+                cache.selector_owners.upsert(WORKLOAD_DECODERS[kind](obj))
             elif kind == "Pod":
                 spec = obj.get("spec")
                 if isinstance(spec, dict) and spec.get("nodeName"):
@@ -123,11 +135,17 @@ def _node_entries(result: CycleResult, fw: Framework, cluster: LoadedCluster) ->
 
 
 def explain(
-    cluster: LoadedCluster, pod: Pod, config_path: str | None = None, *, seed: int | None = 0
+    cluster: LoadedCluster,
+    pod: Pod,
+    config_path: str | None = None,
+    *,
+    seed: int | None = 0,
+    plugins: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Run one explained cycle and return the JSON-ready report."""
-    config = load_config(config_path) if config_path else default_config()
-    profiles = build_profiles(config, seed=seed)
+    """Run one explained cycle and return the JSON-ready report; ``plugins`` are out-of-tree plugin
+    factories (``module:factory``), as ``ksched run --plugin`` takes them."""
+    config, registry = load_with_plugins(config_path or None, plugins)
+    profiles = build_profiles(config, registry=registry, seed=seed)
     fw = profiles.get(pod.scheduler_name)
     if fw is None:
         known = ", ".join(sorted(profiles))
@@ -159,8 +177,27 @@ def explain(
     }
     if result.selected_node is None:
         report["message"] = result.message()
+        preemption = _preemption(fw, pod, cluster.cache, result)
+        if preemption is not None:
+            report["message"], report["preemption"] = preemption
     report["nodes"] = _node_entries(result, fw, cluster)
     return report
+
+
+def _preemption(
+    fw: Framework, pod: Pod, cache: ClusterCache, result: CycleResult
+) -> tuple[str, dict[str, Any]] | None:
+    """What PostFilter (preemption) would do, without doing it: the FailedScheduling message with
+    upstream's ``preemption: ...`` part, and ``{"node", "victims"}`` (node null when preemption
+    cannot help). The dry run leaves the cache exactly as it was."""
+    if result.status.code == Code.ERROR or result.num_all_nodes == 0:
+        return None
+    pf = fw.run_post_filter(pod, cache, result)
+    if pf is None:
+        return None
+    msg = pf.status.message
+    message = fit_error_message(result, msg, pf.status.plugin) if msg else result.message()
+    return message, {"node": pf.nominated_node or None, "victims": [v.key for v in pf.victims]}
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -173,6 +210,10 @@ def render_text(report: dict[str, Any]) -> str:
     ]
     if "message" in report:
         lines.append(f"message:   {report['message']}")
+    pre = report.get("preemption")
+    if pre is not None:
+        victims = ", ".join(pre["victims"])
+        lines.append(f"preempt:   {pre['node']} (evicting {victims})" if pre["node"] else "preempt:   -")
     plugins: list[str] = []
     for entry in report["nodes"]:
         for p in entry.get("scores") or {}:

@@ -34,6 +34,8 @@ FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS: Final = "scheduler_framework_extensi
 PLUGIN_EXECUTION_DURATION_SECONDS: Final = "scheduler_plugin_execution_duration_seconds"
 PREEMPTION_ATTEMPTS_TOTAL: Final = "scheduler_preemption_attempts_total"
 PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
+PREEMPTION_GOROUTINES_DURATION_SECONDS: Final = "scheduler_preemption_goroutines_duration_seconds"
+PREEMPTION_GOROUTINES_EXECUTION_TOTAL: Final = "scheduler_preemption_goroutines_execution_total"
 UNSCHEDULABLE_PODS: Final = "scheduler_unschedulable_pods"
 GOROUTINES: Final = "scheduler_goroutines"
 PERMIT_WAIT_DURATION_SECONDS: Final = "scheduler_permit_wait_duration_seconds"
@@ -94,6 +96,8 @@ class Metrics:
     plugin_execution_duration: Histogram = field(init=False)
     preemption_attempts: Counter = field(init=False)
     preemption_victims: Histogram = field(init=False)
+    preemption_goroutines_duration: Histogram = field(init=False)
+    preemption_goroutines_execution: Counter = field(init=False)
     unschedulable_pods: Gauge = field(init=False)
     goroutines: Gauge = field(init=False)
     permit_wait_duration: Histogram = field(init=False)
@@ -178,6 +182,15 @@ class Metrics:
         self.preemption_victims = histogram(
             PREEMPTION_VICTIMS, "Number of selected preemption victims", exponential_buckets(1, 2, 7)
         )
+        self.preemption_goroutines_duration = histogram(
+            PREEMPTION_GOROUTINES_DURATION_SECONDS,
+            "Duration in seconds for running goroutines for the preemption.",
+            exponential_buckets(0.01, 2, 20),
+            ("result",),
+        )
+        self.preemption_goroutines_execution = counter(
+            PREEMPTION_GOROUTINES_EXECUTION_TOTAL, "Number of preemption goroutines executed.", ("result",)
+        )
         self.unschedulable_pods = gauge(
             UNSCHEDULABLE_PODS,
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
@@ -244,6 +257,8 @@ __all__ = [
     "POD_SCHEDULING_ATTEMPTS",
     "POD_SCHEDULING_SLI_DURATION_SECONDS",
     "PREEMPTION_ATTEMPTS_TOTAL",
+    "PREEMPTION_GOROUTINES_DURATION_SECONDS",
+    "PREEMPTION_GOROUTINES_EXECUTION_TOTAL",
     "PREEMPTION_VICTIMS",
     "QUEUE_INCOMING_PODS_TOTAL",
     "SCHEDULE_ATTEMPTS_TOTAL",

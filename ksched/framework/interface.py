@@ -253,6 +253,10 @@ class PostFilterResult:
     nominated_node: str = ""
     victims: tuple[Pod, ...] = ()
     status: Status = SUCCESS
+    keep_nomination: bool = False
+    """Leave the pod's nomination as it is (upstream returns a nil PostFilterResult: the pod is not
+    eligible to preempt, or an error occurred); False means set it to ``nominated_node``, which
+    clears it when that is empty (upstream ``ModeOverride``)."""
 
 
 class NominatedPods(Protocol):

@@ -12,8 +12,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ksched.config.names import DEFAULT_PREEMPTION
+
 if TYPE_CHECKING:
     from ksched.framework.result import CycleResult
+
+PREEMPTION_PREFIX = "preemption: "
+"""What upstream's DefaultPreemption puts before its message."""
 
 
 def reason_histogram(result: CycleResult) -> dict[str, int]:
@@ -40,8 +45,17 @@ def reason_histogram(result: CycleResult) -> dict[str, int]:
     return counts
 
 
-def fit_error_message(result: CycleResult, post_filter_msg: str = "") -> str:
-    """The full ``0/N nodes are available: ...`` message for a cycle that found no node."""
+def fit_error_message(
+    result: CycleResult, post_filter_msg: str = "", post_filter_plugin: str = DEFAULT_PREEMPTION
+) -> str:
+    """The full ``0/N nodes are available: ...`` message for a cycle that found no node.
+
+    ``post_filter_msg`` is the PostFilter status message; DefaultPreemption's is prefixed with
+    ``preemption: `` as upstream's plugin does (pass the status's plugin name when another
+    PostFilter plugin decided, so that its message goes in as it is).
+    """
+    if post_filter_msg and post_filter_plugin == DEFAULT_PREEMPTION:
+        post_filter_msg = PREEMPTION_PREFIX + post_filter_msg
     head = f"0/{result.num_all_nodes} nodes are available:"
     if result.prefilter_rejection is not None:
         body = f" {result.prefilter_rejection.message}."

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
+from dataclasses import replace
 from types import MappingProxyType
 
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework import kernels
+from ksched.framework import kernels, names
+from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
 from ksched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -41,6 +43,7 @@ from ksched.framework.interface import (
     Scores,
     Status,
 )
+from ksched.framework.messages import PREEMPTION_PREFIX
 from ksched.framework.plans import Gates
 from ksched.framework.result import (
     CycleResult,
@@ -48,6 +51,7 @@ from ksched.framework.result import (
     num_feasible_nodes_to_find,
     weighted_sum,
 )
+from ksched.framework.waiting import WaitingPods
 from ksched.model.pod import Pod
 
 log = logging.getLogger(__name__)
@@ -68,8 +72,20 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
         rng: np.random.Generator | None = None,
         plugins: Sequence[object] = (),
+        reserve: Sequence[ReservePlugin] = (),
+        permit: Sequence[PermitPlugin] = (),
+        pre_bind: Sequence[PreBindPlugin] = (),
+        post_bind: Sequence[PostBindPlugin] = (),
+        waiting_pods: WaitingPods | None = None,
     ) -> None:
         self.profile = profile
+        # Binding-cycle points (run by ksched.scheduler.binding_cycle); empty for in-tree profiles.
+        self.reserve_plugins = list(reserve)
+        self.permit_plugins = list(permit)
+        self.pre_bind_plugins = list(pre_bind)
+        self.post_bind_plugins = list(post_bind)
+        self.has_binding_plugins = bool(reserve or permit or pre_bind or post_bind)
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self.pre_filter_plugins = list(pre_filter)
         self.filter_plugins = list(filters)
         self.pre_score_plugins = list(pre_score)
@@ -85,6 +101,11 @@ class Framework:
         self._gates = Gates(
             self.pre_filter_plugins, self.pre_score_plugins, self.filter_plugins, self._scorers
         )
+        self._row_local = {p.name: _is_row_local(p) for p in self.filter_plugins}
+        for p in self.post_filter_plugins:
+            attach = getattr(p, "attach_framework", None)
+            if attach is not None:
+                attach(self)  # preemption re-runs this profile's filters in its dry runs
 
     # ------------------------------------------------------------------ the cycle
     def run(
@@ -94,8 +115,18 @@ class Framework:
         *,
         explain: bool = False,
         marks: list[tuple[str, float]] | None = None,
+        nominated: NominatedPods | None = None,
+        filter_only: bool = False,
+        active: list[str] | None = None,
     ) -> CycleResult:
         """Run one scheduling cycle for ``pod``. ``explain`` keeps every plugin's scores.
+
+        ``nominated``: the queue's nominated pods. A node with nominated pods (other than ``pod``)
+        of equal or higher priority passes Filter only if it passes both with them counted as
+        running there and without them (upstream ``RunFilterPluginsWithNominatedPods``), so that
+        a spot preemption made for another pod is not taken. ``filter_only`` stops after Filter
+        (preemption's dry runs); ``active``, when given, receives the names of the Filter
+        plugins that ran.
 
         ``marks``, when given, receives ``(extension point, perf_counter())`` as each point starts;
         the caller turns them into the extension-point duration metric (on sampled cycles only, as
@@ -115,6 +146,7 @@ class Framework:
             skip_score=set(plan.skip_score),
             score_weights=self._score_weights,
         )
+        result.state = state
         n = nodes.n_rows
         # One snapshot of the valid rows; ``feasible`` starts as the same array and is copied only
         # when something narrows it (most cycles on a healthy cluster never do).
@@ -190,6 +222,8 @@ class Framework:
         for plugin in plan.filters:
             if plugin.name in skip_filter:
                 continue
+            if active is not None:
+                active.append(plugin.name)
             try:
                 fr = plugin.filter(state, pod, cluster)
             except Exception as exc:
@@ -211,17 +245,24 @@ class Framework:
                 count = kernels.drop_failed(feasible, fr.failed, n)
         if feasible is valid:
             feasible = valid.copy()  # callers may mutate result.feasible; result.valid must not change
+        if nominated is not None and (len(nominated) if isinstance(nominated, Sized) else 1):
+            narrowed = _filter_with_nominated(self, pod, cluster, nominated, feasible, result, state)
+            if narrowed is not None:
+                feasible, adopted, count = narrowed, None, -1
         result.feasible = feasible
         if count < 0:
             count = int(np.count_nonzero(feasible))
+        if filter_only:
+            result.status = Status(Code.UNSCHEDULABLE) if count == 0 else SUCCESS
+            return result
         if count == 0:
             result.status = Status(Code.UNSCHEDULABLE)
             return result
 
         # Nominated node first: if it passes, it is the only candidate.
-        nominated = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
-        if nominated is not None and feasible[nominated] and not explain:
-            return self._select(result, nominated, nodes)
+        nominated_row = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        if nominated_row is not None and feasible[nominated_row] and not explain:
+            return self._select(result, nominated_row, nodes)
 
         if self.percentage_of_nodes_to_score is not None and self.score_plugins:
             limit = num_feasible_nodes_to_find(num_all, self.percentage_of_nodes_to_score)
@@ -321,10 +362,55 @@ class Framework:
         """Run the PostFilter plugins (preemption) after a cycle that found no feasible node.
 
         Returns None when the profile has none. Like upstream, the first plugin whose result is not
-        "Unschedulable" decides; otherwise the last rejection is returned.
+        "Unschedulable" decides; otherwise the rejections are merged: the last result that sets the
+        nomination, and the messages. The status names the plugin whose message it carries (pass it
+        to :func:`~ksched.framework.messages.fit_error_message`, which adds DefaultPreemption's
+        ``preemption: `` prefix).
         """
-        # Preemption issue: implemented by the DefaultPreemption work (stub until then).
-        return None
+        if not self.post_filter_plugins:
+            return None
+        state = CycleState(score_weights=self._score_weights)
+        kept: PostFilterResult | None = None
+        said: list[tuple[str, tuple[str, ...]]] = []  # (plugin, reasons) of rejections with a message
+        rejector = ""
+        for plugin in self.post_filter_plugins:
+            try:
+                pfr = plugin.post_filter(state, pod, cluster, result, nominated)
+            except Exception as exc:  # a plugin bug must not take the scheduler down
+                log.exception("PostFilter plugin %s failed on %s", plugin.name, pod.key)
+                msg = f'running PostFilter plugin "{plugin.name}": {exc}'
+                return PostFilterResult(status=Status(Code.ERROR, (msg,), plugin.name), keep_nomination=True)
+            status = pfr.status if pfr.status.plugin else pfr.status.with_plugin(plugin.name)
+            if status.code != Code.UNSCHEDULABLE:
+                return replace(pfr, status=status)
+            if kept is None or not pfr.keep_nomination:
+                kept = pfr
+            if status.reasons:
+                said.append((status.plugin, status.reasons))
+            rejector = rejector or plugin.name
+        assert kept is not None
+        if len(said) == 1:  # the usual case: only DefaultPreemption has something to say
+            return replace(kept, status=Status(Code.UNSCHEDULABLE, said[0][1], said[0][0]))
+        # Several messages: prefix DefaultPreemption's here, as upstream's plugin does itself, and
+        # name no plugin so that fit_error_message adds nothing more.
+        reasons = tuple(
+            PREEMPTION_PREFIX + r if name == names.DEFAULT_PREEMPTION else r for name, rs in said for r in rs
+        )
+        return replace(kept, status=Status(Code.UNSCHEDULABLE, reasons, "" if said else rejector))
+
+    def filter_pass(
+        self, pod: Pod, cluster: ClusterCache, nominated: NominatedPods | None = None
+    ) -> tuple[CycleResult, bool]:
+        """PreFilter and Filter only, for preemption's dry runs on a cache with victims taken out.
+
+        Also says whether every Filter plugin that ran judges a node on that node's own data alone
+        (resources, ports, the node's labels and taints): then dry runs on several nodes can share
+        one pass, because taking pods off one node cannot change another node's verdict.
+        """
+        active: list[str] = []
+        res = self.run(pod, cluster, nominated=nominated, filter_only=True, active=active)
+        local = self._row_local
+        return res, all(local.get(name, False) for name in active)
 
     @staticmethod
     def _select(result: CycleResult, row: int, nodes: object) -> CycleResult:
@@ -332,6 +418,141 @@ class Framework:
         result.selected_node = nodes.node(row).name  # type: ignore[attr-defined]
         result.status = SUCCESS
         return result
+
+
+ROW_LOCAL_FILTERS = frozenset(
+    {
+        names.NODE_UNSCHEDULABLE,
+        names.NODE_NAME,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+        names.NODE_PORTS,
+        names.NODE_RESOURCES_FIT,
+    }
+)
+"""In-tree filters whose verdict on a node reads only that node's row (its own data and the pods
+on it). Out-of-tree plugins can say so with a ``row_local = True`` attribute."""
+
+
+def _is_row_local(plugin: object) -> bool:
+    return getattr(plugin, "name", None) in ROW_LOCAL_FILTERS or getattr(plugin, "row_local", False) is True
+
+
+def _nominated_by_row(pod: Pod, cluster: ClusterCache, nominated: NominatedPods) -> dict[int, list[Pod]]:
+    """Rows with nominated pods that count for ``pod``: priority >= its own, not the pod itself,
+    and not already in the cache (an assumed or bound pod is counted there already)."""
+    row_of = cluster.nodes.row_of
+    names_of = getattr(nominated, "node_names", None)
+    node_names = names_of() if names_of is not None else list(row_of)
+    out: dict[int, list[Pod]] = {}
+    for name in node_names:
+        row = row_of.get(name)
+        if row is None:
+            continue
+        pods = [
+            p
+            for p in nominated.pods_for_node(name)
+            if p.uid != pod.uid and p.priority >= pod.priority and p.uid not in cluster
+        ]
+        if pods:
+            out[row] = pods
+    return out
+
+
+def _filter_with_nominated(
+    fw: Framework,
+    pod: Pod,
+    cluster: ClusterCache,
+    nominated: NominatedPods,
+    feasible: np.ndarray,
+    result: CycleResult,
+    state: CycleState,
+) -> np.ndarray | None:
+    """Pass 1 of upstream's two-pass rule on rows that passed without nominated pods (pass 2).
+
+    The nominated pods are counted on their rows and the filters re-run; rows that fail now fail
+    the cycle, with that pass's reasons appended to ``result.filters``. When every filter that ran
+    is row-local, one pass covers all such rows and the pods are counted in the per-row accounting
+    only (what those filters read; integer adds, undone exactly); otherwise each row gets its own
+    pass with its pods assumed in the cache (``assume`` / ``forget`` are exact inverses; this
+    thread is the only writer), as upstream clones one NodeInfo at a time. Returns a narrowed copy
+    of ``feasible``, or None when no row dropped out.
+    """
+    by_row = _nominated_by_row(pod, cluster, nominated)
+    rows = [r for r in by_row if feasible[r]]
+    if not rows:
+        return None
+    skipped = state.skip_filter
+    local = all(fw._row_local.get(p.name, False) for p in fw.filter_plugins if p.name not in skipped)
+    groups = [rows] if local else [[r] for r in rows]
+    n = feasible.shape[0]
+    out: np.ndarray | None = None
+    for group in groups:
+        if local:
+            pods = [p for r in group for p in by_row[r]]
+            on = [r for r in group for _ in by_row[r]]
+            _count_on_rows(cluster, pods, on, +1)
+            try:
+                sub = fw.run(pod, cluster, filter_only=True)
+            finally:
+                _count_on_rows(cluster, pods, on, -1)
+        else:
+            added: list[str] = []
+            try:
+                for r in group:
+                    node_name = cluster.nodes.node(r).name
+                    for p in by_row[r]:
+                        cluster.assume(p, node_name)
+                        added.append(p.uid)
+                sub = fw.run(pod, cluster, filter_only=True)
+            finally:
+                for uid in reversed(added):
+                    cluster.forget(uid)
+        sub_ok = sub.feasible
+        bad = [r for r in group if sub_ok is None or not sub_ok[r]]
+        if not bad:
+            continue
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[bad] = True
+        if out is None:
+            out = feasible.copy()
+        out[mask] = False
+        if sub.status.code == Code.ERROR or sub.prefilter_rejection is not None:
+            s = sub.prefilter_rejection if sub.prefilter_rejection is not None else sub.status
+            code = s.code if s.code.is_rejection else Code.UNSCHEDULABLE
+            result.filters.append((s.plugin, FilterResult.from_mask(mask, s.message, code)))
+            continue
+        for plugin_name, fr in sub.filters:
+            if fr.failed is None:
+                continue
+            failed = np.where(mask, fr.failed[:n], np.uint64(0))
+            if failed.any():
+                result.filters.append((plugin_name, FilterResult(failed, fr.reasons, fr.codes)))
+    return out
+
+
+def _count_on_rows(cluster: ClusterCache, pods: list[Pod], rows: list[int], sign: int) -> None:
+    """Add (``sign=1``) or take away (``-1``) ``pods`` on ``rows`` in the per-row accounting only:
+    requested, non-zero requested, pod count and host ports, which is all row-local filters read.
+    Vectorized over the pods; ``+1`` then ``-1`` leaves the arrays bit for bit as they were."""
+    nodes = cluster.nodes
+    resources = cluster.resources
+    reqs = [p.requests for p in pods]
+    names = set().union(*reqs)
+    names.discard("pods")
+    cols = {name: resources.column(name) for name in names}  # a pending pod may bring a new one
+    if cols and max(cols.values()) >= nodes.requested.shape[1]:
+        nodes.ensure_columns()
+    idx = np.asarray(rows, dtype=np.intp)
+    for name, col in cols.items():
+        values = np.asarray([r.get(name, 0) for r in reqs], dtype=np.int64)
+        np.add.at(nodes.requested[:, col], idx, values * sign)
+    nz = np.asarray([(p.nonzero_cpu, p.nonzero_memory) for p in pods], dtype=np.int64).reshape(-1, 2)
+    np.add.at(nodes.nonzero_requested, idx, nz * sign)
+    np.add.at(nodes.pod_count, idx, sign)
+    for p, r in zip(pods, rows, strict=True):
+        if p.host_ports:
+            cluster.ports.add(r, p.host_ports, sign)
 
 
 _SAFE_TOTAL = 1 << 62

@@ -67,12 +67,17 @@ async def patch_pod_status(client: ApiClient, ns: str, name: str, patch: dict[st
     return result
 
 
-async def delete_pod(client: ApiClient, ns: str, name: str, uid: str, grace: int | None = None) -> None:
-    """Delete a pod (a preemption victim) with a uid precondition; a pod already gone is fine."""
+async def delete_pod(client: ApiClient, ns: str, name: str, uid: str, grace: int | None = None) -> bool:
+    """Delete a pod (a preemption victim) with a uid precondition; a pod already gone is fine.
+
+    Returns False when it was already gone (404), True when this call deleted it or started its
+    graceful deletion.
+    """
     try:
         await client.delete(pod_path(ns, name), uid=uid or None, grace_period_s=grace)
     except NotFound:
-        return
+        return False
+    return True
 
 
 # -- events -----------------------------------------------------------------------------------------

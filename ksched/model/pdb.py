@@ -29,6 +29,9 @@ class PodDisruptionBudget:
     selector: Mapping[str, Any] | None
     """Raw ``spec.selector`` (a LabelSelector); ``None`` selects nothing, ``{}`` selects everything."""
     disruptions_allowed: int
+    disrupted_pods: frozenset[str] = frozenset()
+    """Names in ``status.disruptedPods``: evictions the API server already counted against the budget,
+    which preemption must not count twice."""
 
     @property
     def key(self) -> str:
@@ -85,4 +88,5 @@ def pdb_from_dict(raw: Any) -> PodDisruptionBudget:
         disruptions_allowed=f.integer(
             status.get("disruptionsAllowed"), obj, "status.disruptionsAllowed", lo=0, hi=2**31 - 1
         ),
+        disrupted_pods=frozenset(f.mapping(status.get("disruptedPods"), obj, "status.disruptedPods")),
     )

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
 from ksched.model.quantity import canonical_value
 from ksched.model.selectors import NodeAffinity, Toleration, parse_node_affinity, parse_toleration
+from ksched.model.workloads import controller_ref
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_MILLI_CPU_REQUEST = 100
@@ -77,6 +79,15 @@ class Pod:
     """``PodScheduled`` condition as (status, reason, message): the scheduler skips a status patch
     that would not change it, as upstream does."""
     resource_version: str = ""
+    controller: tuple[str, str, str] | None = None
+    """The controlling ownerReference as (apiVersion, kind, name): PodTopologySpread's default
+    selector includes the selector of the pod's ReplicationController, ReplicaSet or StatefulSet."""
+    start_time: float | None = None
+    """``status.startTime`` as seconds since the epoch (None: not started). Preemption evicts the
+    most recently started of equal-priority pods first, as upstream's ``MoreImportantPod`` does."""
+    preempted_by_scheduler: bool = False
+    """Condition ``DisruptionTarget=True`` with reason ``PreemptionByScheduler``: with ``deleting``,
+    this pod is a victim already on its way out (upstream ``podTerminatingByPreemption``)."""
 
     @property
     def key(self) -> str:
@@ -244,6 +255,9 @@ def pod_from_dict(raw: Any) -> Pod:
         resource_version=f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
         volume_claims=_volume_claims(spec.get("volumes"), obj, name),
         resource_claims=_named_entries(spec.get("resourceClaims"), obj, "spec.resourceClaims"),
+        controller=controller_ref(meta, obj) if meta.get("ownerReferences") else None,
+        start_time=_timestamp(status.get("startTime"), obj, "status.startTime"),
+        preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions"), obj),
     )
 
 
@@ -296,6 +310,29 @@ def _volume_claims(raw: Any, obj: str, pod_name: str) -> tuple[str, ...]:
         elif vm.get("ephemeral") is not None:
             claims.append(f"{pod_name}-{f.string(vm.get('name'), obj, f'spec.volumes[{i}].name')}")
     return tuple(claims)
+
+
+def _timestamp(raw: Any, obj: str, field: str) -> float | None:
+    """An RFC 3339 time (``metav1.Time``) as epoch seconds; absent gives None."""
+    if raw is None:
+        return None
+    text = f.string(raw, obj, field)
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise ObjectError(obj, field, f"{text!r:.80} is not an RFC 3339 time") from None
+
+
+def _preempted_by_scheduler(raw: Any, obj: str) -> bool:
+    if not raw:
+        return False
+    for i, c in enumerate(f.sequence(raw, obj, "status.conditions")):
+        cm = f.mapping(c, obj, f"status.conditions[{i}]")
+        if cm.get("type") == "DisruptionTarget":
+            return cm.get("status") == "True" and cm.get("reason") == "PreemptionByScheduler"
+    return False
 
 
 def _scheduled_condition(raw: Any, obj: str) -> tuple[str, str, str] | None:

@@ -9,8 +9,11 @@ the I/O loop runs it with many requests in flight and puts bind outcomes back in
   try got through), so a binding is never applied twice and never reported lost.
 - **Status patches** (the ``PodScheduled`` condition) are sent with bounded concurrency and are
   retried by the client; losing one is not fatal (the next failure writes it again).
+- **Preemptions** (:mod:`ksched.scheduler.preemption`): each victim's ``DisruptionTarget`` patch,
+  DELETE and ``Preempted`` event, then a :class:`PreemptionDone` in the inbox.
 - **Events** are best effort: a bounded buffer that drops the newest when full (counted in the
-  log), sent at most ``event_qps`` per second. They never slow scheduling.
+  log), except that a Warning displaces a queued Normal event; sent at most ``event_qps`` per
+  second. They never slow scheduling.
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ksched.kube.client import ApiClient
 from ksched.kube.io_thread import IOThread
 from ksched.kube.ratelimit import TokenBucket
-from ksched.kube.writers import bind, create_event, patch_pod_status
+from ksched.kube.writers import bind, create_event, delete_pod, patch_pod_status
 from ksched.model.pod import Pod
 from ksched.scheduler.inbox import BindDone, Inbox
+from ksched.scheduler.preemption import PreemptionJob, carry_out
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +45,9 @@ class Outbox(Protocol):
     def patch_status(self, pod: Pod, patch: dict[str, Any]) -> None: ...
 
     def event(self, body: dict[str, Any]) -> None: ...
+
+    def preempt(self, job: PreemptionJob) -> None:
+        """Evict a preemption's victims; a :class:`PreemptionDone` arrives in the inbox later."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +91,9 @@ class ApiOutbox:
     def event(self, body: dict[str, Any]) -> None:
         self.io.call_soon(self._queue_event, body)
 
+    def preempt(self, job: PreemptionJob) -> None:
+        self.io.call_soon(self._spawn, carry_out(job, self, self.inbox.put))
+
     # ---------------------------------------------------------------- on the I/O loop
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -109,8 +120,26 @@ class ApiOutbox:
             except Exception as exc:
                 log.warning("could not update the status of pod %s: %s", pod.key, exc)
 
+    # ---------------------------------------------------------------- preemption (EvictionApi, I/O loop)
+    async def patch_pod_status(self, pod: Pod, patch: Mapping[str, Any]) -> None:
+        """A status patch that raises (the victim's ``DisruptionTarget``), with bounded concurrency."""
+        if self._write_slots is None:
+            self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
+        async with self._write_slots:
+            await patch_pod_status(self.client, pod.namespace, pod.name, dict(patch))
+
+    async def delete_pod(self, pod: Pod) -> bool:
+        """DELETE a victim (uid precondition, retried); False when it was already gone (404)."""
+        if self._write_slots is None:
+            self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
+        async with self._write_slots:
+            return await delete_pod(self.client, pod.namespace, pod.name, pod.uid)
+
+    def record_event(self, body: dict[str, Any]) -> None:
+        self._queue_event(body)
+
     def _queue_event(self, body: dict[str, Any]) -> None:
-        if len(self._events) >= self.settings.event_buffer:
+        if len(self._events) >= self.settings.event_buffer and not self._make_room_for(body):
             self.dropped_events += 1
             if self.dropped_events in (1, 10, 100) or self.dropped_events % 1000 == 0:
                 log.warning("event buffer full: %d events dropped so far", self.dropped_events)
@@ -121,6 +150,19 @@ class ApiOutbox:
             self._event_task = asyncio.get_running_loop().create_task(self._send_events())
         assert self._event_wakeup is not None
         self._event_wakeup.set()
+
+    def _make_room_for(self, body: dict[str, Any]) -> bool:
+        """A Warning (FailedScheduling: the only place a user reads why a pod is pending) displaces
+        the oldest queued Normal event (Scheduled: spec.nodeName says as much) instead of being
+        dropped; a flood of binds then cannot silence the failures."""
+        if body.get("type") != "Warning":
+            return False
+        for i, queued in enumerate(self._events):
+            if queued.get("type") != "Warning":
+                del self._events[i]
+                self.dropped_events += 1
+                return True
+        return False
 
     async def _send_events(self) -> None:
         assert self._event_wakeup is not None

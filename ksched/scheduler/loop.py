@@ -8,7 +8,8 @@ queue has nothing ready, waking for the next backoff expiry.
 
 Upstream's order of a cycle is kept (reference §1): skip pods being deleted or already assumed,
 run the profile, assume, bind asynchronously; on a failed bind forget the pod, tell the queue that
-resources were freed, and requeue it with backoff. Preemption (PostFilter) is not wired in yet.
+resources were freed, and requeue it with backoff. A cycle that found no node runs PostFilter
+(preemption) through :mod:`ksched.scheduler.preemption`, which also carries out its evictions.
 """
 
 from __future__ import annotations
@@ -23,14 +24,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
+from ksched.framework.guards import attach_metrics
 from ksched.framework.interface import Code
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.kube import events as kev
 from ksched.metrics import Metrics, attempts_label
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.binder import Outbox
+from ksched.scheduler.binding_cycle import BindingCycle, PermitDecided
 from ksched.scheduler.handlers import ClusterEventHandlers
 from ksched.scheduler.inbox import BindDone, Inbox, LeadershipChanged, ProfileRequest, StopRequested
+from ksched.scheduler.preemption import Preemption, PreemptionDone
 from ksched.scheduler.queue import SchedulingQueue
 from ksched.scheduler.queue_types import QueuedPodInfo
 from ksched.scheduler.reporting import (
@@ -90,6 +94,14 @@ class Scheduler:
         )
         self.inbox = inbox if inbox is not None else Inbox()
         self.metrics = metrics
+        self.preemption = Preemption(
+            queue=queue,
+            outbox=outbox,
+            pending=self.handlers.pending,
+            metrics=metrics,
+            wall_clock=wall_clock,
+            instance=instance,
+        )
         self.clock = clock
         self.wall_clock = wall_clock
         self.instance = instance
@@ -107,6 +119,8 @@ class Scheduler:
         self._profile_until: float | None = None
         self._profiler: cProfile.Profile | None = None
         self._profile_result: Any = None
+        self.binding_cycle = BindingCycle(self)  # Reserve / Permit / PreBind / PostBind
+        attach_metrics(profiles.values(), metrics)  # custom plugins' cost and failures
 
     # ------------------------------------------------------------------ the loop
     @property
@@ -117,6 +131,7 @@ class Scheduler:
         """Schedule until a stop request (or ``until(self)`` is true after a step)."""
         while not self.stopping:
             self._apply(self.inbox.drain())
+            self._tick_profile()  # also when idle or standby: the loop then wakes at least once a second
             if until is not None and until(self):
                 return
             if self.stopping:
@@ -128,6 +143,7 @@ class Scheduler:
             if now >= self._next_housekeeping:
                 self._housekeeping(now)
             self.queue.flush(now)
+            self.binding_cycle.expire(now)
             pinfo = self.queue.pop()
             if pinfo is None:
                 wake = self.queue.next_wakeup()
@@ -148,6 +164,8 @@ class Scheduler:
             self._bind_done(item)
         elif isinstance(item, kev.Upserted | kev.Deleted | kev.Relisted | kev.Invalid):
             self.handlers.handle_informer_event(item)
+            if self.binding_cycle.waiting_uids:
+                self.binding_cycle.drop_deleted()  # upstream rejects a waiting pod that is deleted
         elif isinstance(item, kev.Synced):
             was_synced = self.synced
             self.synced_kinds.add(item.kind)
@@ -163,6 +181,10 @@ class Scheduler:
             self.stop_reason = item.reason
         elif isinstance(item, ProfileRequest):
             self._start_profile(item)
+        elif isinstance(item, PermitDecided):
+            self.binding_cycle.resolve(item.uid)
+        elif isinstance(item, PreemptionDone):
+            self.preemption.done(item, self.profiles)
         else:
             log.error("unknown inbox item %r", item)
 
@@ -183,17 +205,22 @@ class Scheduler:
             return
         start = self.clock()
         marks = self._sample_marks()
-        result = fw.run(pod, self.cache, marks=marks)
+        result = fw.run(pod, self.cache, marks=marks, nominated=self.queue.nominator)
         if self.metrics is not None:
             self.metrics.scheduling_algorithm_duration.observe(self.clock() - start)
             if marks:
                 self._observe_extension_points(marks, fw.profile, result)
         if result.selected_node is None:
-            self._fail(pinfo, fw.profile, self._failure(result), start)
+            failure, nominating = self.preemption.after_failure(fw, result, self.cache, self._failure(result))
+            self._fail(pinfo, fw.profile, failure, start, nominating)
             return
         node = result.selected_node
         assumed = dataclasses.replace(pod, node_name=node)
         self.cache.assume(assumed, node)
+        self.queue.nominator.delete(pod.uid)  # upstream: an assumed pod is no longer nominated
+        if fw.has_binding_plugins:
+            self.binding_cycle.start(fw, result, pinfo, node, start)
+            return
         self.binding[pod.uid] = Binding(pinfo, node, start)
         self.outbox.bind(pod, node)
 
@@ -246,8 +273,15 @@ class Scheduler:
         return REASON_UNSCHEDULABLE, message, plugins
 
     def _fail(
-        self, pinfo: QueuedPodInfo, profile: str, failure: tuple[str, str, set[str]], start: float
+        self,
+        pinfo: QueuedPodInfo,
+        profile: str,
+        failure: tuple[str, str, set[str]],
+        start: float,
+        nominating: str | None = "",
     ) -> None:
+        """Report and requeue a failed pod; ``nominating`` is its nomination from now on (``""``
+        clears it, ``None`` leaves it: upstream's NominatingInfo)."""
         reason, message, plugins = failure
         pod = pinfo.pod
         result_label = "unschedulable" if reason == REASON_UNSCHEDULABLE else "error"
@@ -266,14 +300,16 @@ class Scheduler:
             pinfo.unschedulable_plugins = set(plugins)
             pinfo.pending_plugins = set()
             self.queue.add_unschedulable_if_not_present(pinfo, self.queue.scheduling_cycle)
+        self.preemption.nominate(current, nominating)
         self.reporter.event(pod, profile, "Warning", EVENT_FAILED_SCHEDULING, ACTION_SCHEDULING, message)
-        self.reporter.not_scheduled(current or pod, reason, message)
+        self.reporter.not_scheduled(current or pod, reason, message, nominated=nominating)
 
     def _bind_done(self, done: BindDone) -> None:
         uid = done.pod.uid
         binding = self.binding.pop(uid, None)
         if binding is None:
             return
+        self.binding_cycle.bind_done(done)  # PostBind or Unreserve, for profiles that have them
         profile = done.pod.scheduler_name
         if done.error is None:
             self.scheduled_count += 1
@@ -292,6 +328,7 @@ class Scheduler:
                     ).observe(now - pinfo.initial_attempt_timestamp)
             note = scheduled_message(done.pod, done.node)
             self.reporter.event(done.pod, profile, "Normal", EVENT_SCHEDULED, ACTION_BINDING, note)
+            self.preemption.bound(done.pod)
             return
         log.info("binding %s to %s failed: %s", done.pod.key, done.node, done.error)
         if self.cache.is_assumed(uid):

@@ -72,6 +72,10 @@ class Nominator:
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 
+    def node_names(self) -> list[str]:
+        """Nodes that have nominated pods: the framework visits only these (optional in the Protocol)."""
+        return list(self._by_node)
+
     def pods_for_node(self, node_name: str) -> list[Pod]:
         """Pods nominated to ``node_name``, highest priority first."""
         return [e[2] for e in self._by_node.get(node_name, ())]

@@ -97,9 +97,18 @@ class Reporter:
         )
         self.sink.event(body)
 
-    def not_scheduled(self, pod: Pod, reason: str, message: str) -> None:
-        """Set ``PodScheduled=False`` with ``reason``/``message`` unless the pod already says so."""
+    def not_scheduled(self, pod: Pod, reason: str, message: str, *, nominated: str | None = None) -> None:
+        """Set ``PodScheduled=False`` with ``reason``/``message`` unless the pod already says so.
+
+        ``nominated`` (upstream's NominatingInfo in Override mode) goes into the same patch as
+        ``status.nominatedNodeName`` when it differs from the pod's (``""`` removes it); None
+        leaves the field alone.
+        """
         patch = scheduled_condition_patch(pod, reason, message, self.wall_clock())
+        if nominated is not None and nominated != pod.nominated_node_name:
+            if patch is None:
+                patch = {"status": {}}
+            patch["status"]["nominatedNodeName"] = nominated or None
         if patch is not None:
             self.sink.patch_status(pod, patch)
 

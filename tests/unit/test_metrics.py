@@ -25,6 +25,8 @@ EXPECTED = {
         "histogram", ("plugin", "extension_point", "status"), (0.00001, 1.5, 20)),
     "scheduler_preemption_attempts_total": ("counter", (), None),
     "scheduler_preemption_victims": ("histogram", (), (1, 2, 7)),
+    "scheduler_preemption_goroutines_duration_seconds": ("histogram", ("result",), (0.01, 2, 20)),
+    "scheduler_preemption_goroutines_execution_total": ("counter", ("result",), None),
     "scheduler_unschedulable_pods": ("gauge", ("plugin", "profile"), None),
     "scheduler_goroutines": ("gauge", ("operation",), None),
     "scheduler_permit_wait_duration_seconds": ("histogram", ("result",), (0.001, 2, 15)),

@@ -44,7 +44,10 @@ def test_sched_unschedulable_pod_event_condition_then_bound_when_a_node_fits(
     _create_pod(sim, "big", pod_template(cpu="8", memory="1Gi"))
     _create_pod(sim, "small", pod_template(cpu="1", memory="1Gi"))
 
-    message = "0/3 nodes are available: 3 Insufficient cpu."
+    message = (  # with DefaultPreemption's part: no node is big enough for eviction to help
+        "0/3 nodes are available: 3 Insufficient cpu. "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
     events = wait_until(lambda: events_about(sim, "big", "FailedScheduling"), what="a FailedScheduling event")
     ev = events[0]
     assert ev["apiVersion"] == "events.k8s.io/v1"

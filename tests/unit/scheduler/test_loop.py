@@ -101,7 +101,11 @@ def test_unschedulable_pod_gets_event_and_condition_then_fits_a_new_node(harness
     big = pending("big", cpu="2")
     sched.inbox.put(kev.Upserted("pods", big))
     drain(sched)
-    message = "0/1 nodes are available: 1 Insufficient cpu."
+    # DefaultPreemption (PostFilter) adds its part: the node is too small for eviction to help.
+    message = (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     assert ("FailedScheduling", message) in outbox.reasons()
     condition = outbox.patches[-1][1]["status"]["conditions"][0]
     assert (condition["type"], condition["status"], condition["reason"], condition["message"]) == (

@@ -55,8 +55,10 @@ class DynamicResources:
         result: CycleResult,
         nominated: NominatedPods | None,
     ) -> PostFilterResult:
-        """Upstream deallocates a pod's claims here; ksched allocates none, so there is nothing to undo."""
-        return PostFilterResult(status=Status(Code.UNSCHEDULABLE))
+        """Upstream deallocates a pod's claims here; ksched allocates none, so there is nothing to undo.
+
+        Upstream's answer is then a nil result, which leaves the pod's nomination alone."""
+        return PostFilterResult(status=Status(Code.UNSCHEDULABLE), keep_nomination=True)
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
         return FilterResult.all_pass()

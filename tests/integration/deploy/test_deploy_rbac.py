@@ -1,0 +1,152 @@
+"""deploy/base/rbac.yaml grants exactly what ksched uses: every API call is allowed, and every grant is used.
+
+Two sources of truth, both read from the code, never restated here:
+
+- dynamic: `ksched run`, started as the Deployment starts it, runs against an embedded cluster that
+  records every request (deploy_harness.RequestLog) through scenarios that make it use each kind of
+  call: informers, bindings, a binding refused with 409 (the pod is read back), an unschedulable pod
+  (FailedScheduling event, PodScheduled patch), a pod that fits only by preempting another (the
+  victim deleted, statuses patched), lease create/renew and the release on SIGTERM;
+- static: the informer list of ksched/runner.py, so a list/watch permission cannot drift even for a
+  resource no scenario happens to touch.
+
+A grant that neither source justifies must be in PENDING, with the reason it is granted ahead of the
+code; the dynamic test fails as soon as the code justifies an entry, so that it gets removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from deploy_harness import ApiCall, Grant, Replica, RequestLog, allows, grants, parse_request, wait_until
+
+from ksched.runner import _informers
+from ksched.scheduler.inbox import Inbox
+from ksched.sim import FaultConfig, SimCluster
+from ksched.sim.workloads import node_template, pod_template
+
+PENDING: dict[tuple[str, str, str], str] = {}
+"""(verb, group, resource) granted before the code makes the call -> why. Keep it empty when possible."""
+
+NON_RESOURCE_ALLOWED = frozenset({"/version", "/api", "/apis"})
+"""Non-resource paths every authenticated user may GET (the default system:discovery role)."""
+
+
+def _informer_calls() -> set[ApiCall]:
+    """list and watch of every resource ksched/runner.py runs an informer for."""
+    out = set()
+    for informer in _informers(cast(Any, None), Inbox()):
+        for verb, query in (("list", {}), ("watch", {"watch": "true"})):
+            call = parse_request("GET", informer.path, query)
+            assert call.verb == verb and call.resource, (
+                f"informer path {informer.path} is not a resource list"
+            )
+            out.add(call)
+    return out
+
+
+def _key(g: Grant) -> tuple[str, str, str]:
+    return (g.verb, g.group, g.resource)
+
+
+def test_every_informer_may_list_and_watch() -> None:
+    mine = grants()
+    for call in _informer_calls():
+        assert any(allows(g, call) for g in mine), f"rbac.yaml: no grant for {call.verb} {call.rule_resource}"
+    assert not any("*" in (g.verb, g.group, g.resource) or "*" in g.names for g in mine), "no wildcards"
+
+
+def _pods(sim: SimCluster, prefix: str) -> list[dict[str, Any]]:
+    return [p for p in sim.store.list("pods") if p["metadata"]["name"].startswith(prefix)]
+
+
+def _all_bound(sim: SimCluster, prefix: str) -> bool:
+    found = _pods(sim, prefix)
+    return bool(found) and all((p.get("spec") or {}).get("nodeName") for p in found)
+
+
+def _event_about(sim: SimCluster, name: str, reason: str) -> bool:
+    return any(
+        (ev.get("involvedObject") or ev.get("regarding") or {}).get("name") == name
+        and ev.get("reason") == reason
+        for ev in sim.store.list("events")
+    )
+
+
+def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
+    small = pod_template(cpu="100m", memory="100Mi", scheduler_name="ksched")
+    # Victims-to-be: low priority, most of each node's cpu.
+    sim.add_pods(
+        3, pod_template(cpu="1500m", memory="100Mi", priority=0, scheduler_name="ksched"), name_prefix="low-"
+    )
+    wait_until(lambda: _all_bound(sim, "low-"), timeout=60, what="the low-priority pods bound")
+    # Nothing fits: a FailedScheduling event and the PodScheduled=False condition.
+    sim.add_pods(1, pod_template(cpu="64", memory="100Mi", scheduler_name="ksched"), name_prefix="huge-")
+    wait_until(lambda: _event_about(sim, "huge-0", "FailedScheduling"), what="FailedScheduling for huge-0")
+    # A binding refused with 409: ksched reads the pod back to see whether the binding was its own.
+    sim.faults.configure(FaultConfig(binding_conflict_rate=1.0))
+    sim.add_pods(1, small, name_prefix="conflict-")
+    wait_until(
+        lambda: any(c.verb == "get" and c.resource == "pods" and c.name == "conflict-0" for c in log.calls),
+        what="the pod read back after a refused binding",
+    )
+    sim.faults.configure(FaultConfig())
+    wait_until(lambda: _all_bound(sim, "conflict-"), what="conflict-0 bound once bindings are accepted")
+    # Fits only if a low-priority pod goes: preemption (deletes a victim, patches statuses).
+    sim.add_pods(
+        1,
+        pod_template(cpu="1500m", memory="100Mi", priority=1000, scheduler_name="ksched"),
+        name_prefix="high-",
+    )
+    wait_until(lambda: _all_bound(sim, "high-"), timeout=30, what="the preemptor bound after preemption")
+    # The leader renews its Lease every retryPeriod; SIGTERM releases it.
+    wait_until(
+        lambda: any(c.verb == "update" and c.resource == "leases" for c in log.calls),
+        timeout=30,
+        what="a Lease renewal",
+    )
+    assert replica.terminate() == 0, replica.log()
+
+
+def test_rbac_allows_every_call_of_a_running_ksched_and_nothing_more(
+    recorded_sim: tuple[SimCluster, RequestLog],
+    tmp_path: Path,
+    start_replica: Callable[[str, str, Path], Replica],
+) -> None:
+    sim, log = recorded_sim
+    sim.add_nodes(3, node_template(cpu="2", memory="8Gi"))
+    replica = start_replica("rbac", "127.0.0.4", sim.write_kubeconfig(tmp_path / "kubeconfig"))
+    _run_scenarios(sim, log, replica)
+
+    mine = grants()
+    seen = log.resource_calls()
+    denied = sorted(
+        {
+            (c.verb, c.group, c.rule_resource, c.namespace, c.name)
+            for c in seen
+            if not any(allows(g, c) for g in mine)
+        }
+    )
+    assert not denied, (
+        f"rbac.yaml does not allow these calls ksched made (verb, group, resource, ns, name): {denied}"
+    )
+    non_resource = {c.path for c in log.calls if c.path}
+    assert non_resource <= NON_RESOURCE_ALLOWED, f"non-resource requests: {sorted(non_resource)}"
+
+    used = seen | _informer_calls()
+    unused = sorted(
+        f"{g.origin}: {g.verb} {g.group or 'core'}/{g.resource}"
+        for g in mine
+        if not any(allows(g, c) for c in used) and _key(g) not in PENDING
+    )
+    assert not unused, (
+        f"rbac.yaml grants what ksched never does (remove, or add to PENDING with a reason): {unused}"
+    )
+    landed = sorted(
+        f"{k}: {PENDING[k]}"
+        for k in PENDING
+        if any(_key(g) == k and any(allows(g, c) for c in used) for g in mine)
+    )
+    assert not landed, f"the code now makes these calls: remove them from PENDING: {landed}"

@@ -1,4 +1,4 @@
-"""The ``ksched`` command: ``run``, ``explain``, ``sim serve``, ``version``.
+"""The ``ksched`` command: ``run``, ``explain``, ``sim serve``, ``bench``, ``version``.
 
 This is the only module that configures logging. Every command turns a :class:`KschedError`
 into one line on stderr and exit status 2; a traceback means a ksched bug.
@@ -32,7 +32,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
     cluster = load_cluster(args.cluster)
     pod = load_pod(args.pod)
-    report = explain(cluster, pod, args.config, seed=args.seed)
+    report = explain(cluster, pod, args.config, seed=args.seed, plugins=tuple(args.plugin or ()))
     output = args.output or ("text" if sys.stdout.isatty() else "json")
     if output == "json":
         sys.stdout.buffer.write(
@@ -60,6 +60,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             leader_elect=args.leader_elect,
             bind_address=args.bind_address,
             port=args.port,
+            plugins=tuple(args.plugin or ()),
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
         )
     )
 
@@ -91,6 +94,12 @@ def _cmd_sim_serve(args: argparse.Namespace) -> int:
     return run_serve(args)
 
 
+_PLUGIN_HELP = (
+    "an out-of-tree plugin to make available to the config, e.g. mypkg.plugins:MyPlugin (repeatable; "
+    "the current directory is importable; entry points of group ksched.plugins are loaded too)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ksched", description="A Kubernetes scheduler with a compiled hot path."
@@ -111,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--seed", type=int, default=0, help="seed for the random tie-break among equal best nodes"
     )
+    ex.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
     ex.set_defaults(func=_cmd_explain)
 
     run = sub.add_parser("run", help="schedule pods of a real (or embedded) cluster until stopped")
@@ -126,9 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz")
     run.add_argument("--port", type=int, default=10259, help="port of /metrics, /healthz, /readyz (0: any)")
+    run.add_argument("--tls-cert-file", help="PEM certificate (chain): serve HTTPS only (with the key below)")
+    run.add_argument("--tls-private-key-file", help="PEM private key matching --tls-cert-file")
     run.add_argument(
         "-v", "--verbosity", type=int, default=argparse.SUPPRESS, help="0 warnings, 2 info, 4+ debug"
     )
+    run.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
     run.set_defaults(func=_cmd_run)
 
     sim = sub.add_parser(
@@ -151,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(sim_sub)
     for action in sim_sub.choices.values():
         action.set_defaults(func=_cmd_sim_serve)
+
+    from ksched.bench.command import add_bench_parser, run_bench
+
+    add_bench_parser(sub).set_defaults(func=run_bench)
 
     ver = sub.add_parser("version", help="print the version")
     ver.set_defaults(func=_cmd_version)

@@ -188,5 +188,45 @@ def run_sim(
         sim.stop()
 
 
+def start_scheduler(
+    workdir: Path,
+    kubeconfig: Path,
+    *,
+    config_path: str | None = None,
+    verbosity: int = 0,
+    python_args: tuple[str, ...] = (),
+) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """Start ``ksched run`` as a separate process against ``kubeconfig`` and wait until it is ready.
+
+    The process ``run_sim`` starts, for other drivers (``ksched bench``); returns the process, the port
+    of its /metrics and /debug/profile, and its log file. ``python_args`` go before ``-m ksched``.
+    """
+    config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
+    port = _free_port()
+    log_path = workdir / "scheduler.log"
+    cmd = [sys.executable, *python_args, "-m", "ksched", "-v", str(verbosity), "run"]
+    cmd += ["--kubeconfig", str(kubeconfig), "--config", str(config), "--no-leader-elect"]
+    cmd += ["--port", str(port)]
+    with open(log_path, "wb") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))
+    try:
+        _wait_ready(port, proc, log_path)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc, port, log_path
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
+    """SIGTERM, wait, then SIGKILL: how every child of the sim and bench commands is stopped."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def summary_json(summary: Summary) -> str:
     return json.dumps(asdict(summary), indent=2)

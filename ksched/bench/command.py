@@ -1,0 +1,122 @@
+"""``ksched bench WORKLOAD [--nodes N] [--pods N] [--repeat K] [--out DIR] [--profile] [--compare PREV]``.
+
+Kept import-light: building the ``ksched`` parser imports this module, so everything heavy is imported
+inside :func:`run_bench`. ``WORKLOAD`` may also be an existing ``results.json``: with ``--compare`` that
+compares two results without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+
+
+def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "bench",
+        help="run a scheduler_perf-shaped workload against the embedded cluster and report like upstream",
+        description="Start the embedded cluster and the scheduler in separate processes, build the "
+        "workload's initial state, measure the measured pods; write results.json, results.md and a chart.",
+    )
+    p.add_argument(
+        "workload",
+        nargs="?",
+        help="a name in benches/workloads (e.g. SchedulingBasic), a YAML path, "
+        "or a results.json to --compare without running",
+    )
+    p.add_argument(
+        "--nodes", type=int, help="total nodes (default: the workload's, 5000 for the shipped ones)"
+    )
+    p.add_argument("--pods", type=int, help="total measured pods (default: the workload's)")
+    p.add_argument("--repeat", type=int, default=1, help="runs, each in fresh processes (default 1)")
+    p.add_argument("--out", type=Path, help="output directory (default bench-out/<workload>)")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile the scheduling thread while measuring; print the top functions",
+    )
+    p.add_argument(
+        "--compare", type=Path, metavar="PREVIOUS.json", help="print ratios against a previous run"
+    )
+    p.add_argument(
+        "--tolerance", type=float, default=None, help="regression threshold for --compare (default 0.25)"
+    )
+    p.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=30.0,
+        help="end measuring when nothing was bound for this long (default 30)",
+    )
+    p.add_argument(
+        "--config",
+        help="KubeSchedulerConfiguration for the scheduler process (default: upstream's, with "
+        "clientConnection qps/burst lifted: keep them high in yours, or binds are capped at 50/s)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list", action="store_true", help="list the shipped workloads and exit")
+    return p
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ksched.bench import chart, report, workload
+    from ksched.bench.driver import BenchOptions, run_once
+
+    tolerance = report.DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+    if args.list:
+        for name in workload.available():
+            w = workload.load(name)
+            thr = f"threshold {w.upstream_threshold:.0f} pods/s" if w.upstream_threshold else "no threshold"
+            print(f"{name:<34} {w.upstream} ({thr})")
+        return EXIT_OK
+    if not args.workload:
+        print("ksched bench: name a workload (--list shows them)")
+        return 2
+    if args.workload.endswith(".json") and Path(args.workload).exists():
+        if args.compare is None:
+            print(report.markdown(report.load_results(args.workload)))
+            return EXIT_OK
+        text, regressed = report.compare(
+            report.load_results(args.workload), report.load_results(args.compare), tolerance
+        )
+        print(text)
+        return EXIT_REGRESSION if regressed else EXIT_OK
+    previous = report.load_results(args.compare) if args.compare else None  # fail before a long run
+    w = workload.load(args.workload).scaled(nodes=args.nodes, pods=args.pods)
+    out = args.out or Path("bench-out") / w.name
+    opts = BenchOptions(
+        out_dir=out,
+        profile=args.profile,
+        stall_s=args.stall_seconds,
+        config_path=args.config,
+        verbosity=args.verbosity,
+        progress=not args.no_progress,
+    )
+    runs = []
+    for k in range(max(1, args.repeat)):
+        print(
+            f"ksched bench: {w.name}, run {k + 1}/{max(1, args.repeat)}: {w.node_count} nodes, "
+            f"{sum(g.count for g in w.init_pods)} initial pods, {w.measured_count} measured pods",
+            flush=True,
+        )
+        runs.append(asyncio.run(run_once(w, opts, out / f"run-{k + 1}")))
+    results = report.build(w, runs)
+    json_path, md_path = report.write(results, out)
+    print(report.markdown(results))
+    for run in runs:
+        if run.get("profile"):
+            print(report.profile_text(run))
+    png = chart.write(results, out / "results.png")
+    print(f"wrote {json_path}, {md_path}" + (f", {png}" if png else ""))
+    if png is None:
+        print("chart skipped: matplotlib is not installed (pip install 'ksched[plot]')")
+    if previous is not None:
+        text, regressed = report.compare(results, previous, tolerance)
+        print(text)
+        return EXIT_REGRESSION if regressed else EXIT_OK
+    return EXIT_OK

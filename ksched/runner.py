@@ -15,13 +15,15 @@ import concurrent.futures
 import logging
 import signal
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
-from ksched.config import default_config, load_config
+from ksched.errors import InputError
+from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import load_connection
@@ -32,12 +34,14 @@ from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import pod_from_dict
+from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
+from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, ProfileRequest, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.queue_setup import queue_for
-from ksched.server import Health, build_app, start_server
+from ksched.server import Health, build_app, start_server, tls_context
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
@@ -54,6 +58,24 @@ class RunOptions:
     bind_address: str = "127.0.0.1"
     port: int = 10259
     seed: int | None = None
+    plugins: tuple[str, ...] = ()
+    """Out-of-tree plugin factories, ``module:factory`` (``--plugin``), besides the entry points."""
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    """Both set: /metrics and the rest are served over HTTPS only (kube-scheduler's flag names)."""
+
+
+def _tls(options: RunOptions) -> ssl.SSLContext | None:
+    """The serving TLS context, loaded before anything starts so that bad files fail fast (exit 2)."""
+    cert, key = options.tls_cert_file, options.tls_private_key_file
+    if not cert and not key:
+        return None
+    if not (cert and key):
+        raise InputError("--tls-cert-file and --tls-private-key-file must be given together")
+    try:
+        return tls_context(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise InputError(f"cannot load the serving certificate {cert} and key {key}: {exc}") from exc
 
 
 def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
@@ -63,13 +85,21 @@ def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
         Informer(client, "pods", "/api/v1/pods", pod_from_dict, sink, field_selector=POD_FIELD_SELECTOR),
         Informer(client, "namespaces", "/api/v1/namespaces", namespace_from_dict, sink),
         Informer(client, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", pdb_from_dict, sink),
+        # PodTopologySpread's default constraints take their selector from these (helper.DefaultSelector).
+        Informer(client, "services", "/api/v1/services", service_from_dict, sink),
+        Informer(client, "replicationcontrollers", "/api/v1/replicationcontrollers", rc_from_dict, sink),
+        Informer(client, "replicasets", "/apis/apps/v1/replicasets", replica_set_from_dict, sink),
+        Informer(client, "statefulsets", "/apis/apps/v1/statefulsets", stateful_set_from_dict, sink),
     ]
 
 
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status."""
-    config = load_config(options.config_path) if options.config_path else default_config()
-    profiles = build_profiles(config, seed=options.seed)
+    config, registry = load_with_plugins(options.config_path, options.plugins)
+    ssl_context = _tls(options)
+    profiles = build_profiles(config, registry=registry, seed=options.seed)
+    if registry.out_of_tree:
+        log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
     leader_elect = (
         config.leader_election.leader_elect if options.leader_elect is None else options.leader_elect
     )
@@ -84,6 +114,7 @@ def run(options: RunOptions) -> int:
         client = io.client(connection, qps=cc.qps, burst=cc.burst)
         outbox = ApiOutbox(io, client, inbox)
         instance = socket.gethostname()
+        informers = _informers(client, inbox)
         scheduler = Scheduler(
             profiles=profiles,
             cache=cache,
@@ -93,7 +124,9 @@ def run(options: RunOptions) -> int:
             metrics=metrics,
             instance=instance,
             leading=not leader_elect,
-            required_kinds=frozenset({"nodes", "pods"}),
+            # Upstream waits for every informer before the first cycle: a pod scheduled before
+            # the Services or PDBs are known would miss default spreading or preemption rules.
+            required_kinds=frozenset(i.resource for i in informers),
         )
         health = Health(leader_election=leader_elect, leading=not leader_elect)
 
@@ -113,10 +146,14 @@ def run(options: RunOptions) -> int:
         app = build_app(
             metrics.registry, health, request_profile=request_profile if config.enable_profiling else None
         )
-        runner, port = io.run(start_server(app, options.bind_address, options.port))
+        runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
         io.add_closer(runner.cleanup)
-        log.info("serving /metrics, /healthz and /readyz on http://%s:%d", options.bind_address, port)
-        informers = _informers(client, inbox)
+        log.info(
+            "serving /metrics, /healthz and /readyz on %s://%s:%d",
+            "https" if ssl_context else "http",
+            options.bind_address,
+            port,
+        )
         for informer in informers:
             informer.start(io)
         elector = None
@@ -138,7 +175,10 @@ def run(options: RunOptions) -> int:
                 health.leading = False
                 inbox.put(LeadershipChanged(False))
 
-            elector = LeaderElector(client, settings, on_started=started, on_stopped=stopped)
+            # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
+            # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
+            le_client = io.client(connection, qps=cc.qps, burst=cc.burst)
+            elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
             io.submit(elector.run())
             log.info(
                 "waiting to acquire the lease %s/%s as %s",

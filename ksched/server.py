@@ -3,8 +3,9 @@
 
 Served by aiohttp on the I/O thread's event loop, next to the API client, so it costs the
 scheduling thread nothing. It binds to 127.0.0.1 unless told otherwise (kube-scheduler's secure
-port is 10259; ksched serves plain HTTP there and is meant to sit behind the pod network's
-policy, or to be scraped through a sidecar when TLS is required).
+port is 10259). It serves plain HTTP unless given a certificate and key (``--tls-cert-file``,
+``--tls-private-key-file``, as kube-scheduler names them): then only HTTPS, TLS 1.2 or newer.
+There is no authentication, so off loopback it is meant to sit behind the pod network's policy.
 
 ``/debug/profile?seconds=N`` asks the *scheduling thread* to run under cProfile for N seconds
 and returns the statistics in the binary format ``pstats.Stats`` loads; the handoff goes through
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -91,11 +93,21 @@ def build_app(
     return app
 
 
-async def start_server(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """A server-side TLS context (TLS 1.2+) from PEM files; raises OSError/ssl.SSLError when unusable."""
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(cert_file, key_file)
+    return ctx
+
+
+async def start_server(
+    app: web.Application, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+) -> tuple[web.AppRunner, int]:
     """Start serving; returns the runner (for cleanup) and the bound port (useful with port 0)."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     await site.start()
     server = site._server  # aiohttp exposes the bound sockets only here
     bound = port

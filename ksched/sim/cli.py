@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import signal
 import sys
@@ -32,12 +33,28 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--zones", type=int, default=0, help="spread nodes over this many zones (default 0)")
     p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one)")
     p.add_argument("--address", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --address (the server has no authentication: anyone who can reach it "
+        "can read and change everything)",
+    )
     p.add_argument("--kubeconfig-out", type=Path, help="write a kubeconfig for this server here")
     p.add_argument("--faults", help="fault configuration: JSON text or a path to a JSON file")
     p.add_argument("--seed", type=int, default=0, help="seed for uids, names and faults (default 0)")
     p.add_argument("--history-window", type=int, default=10_000, help="watch events kept per resource")
     p.set_defaults(func=run_serve)
     return p
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine (``localhost`` or a loopback IP)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # another host name: it may resolve to anything
 
 
 def _faults(text: str | None, seed: int) -> FaultConfig | None:
@@ -59,6 +76,13 @@ def run_serve(args: argparse.Namespace) -> int:
     from ksched.sim.config import SimConfig
     from ksched.sim.workloads import load_template
 
+    if not is_loopback(args.address) and not getattr(args, "allow_remote", False):
+        print(
+            f"ksched sim: refusing to serve on non-loopback address {args.address!r}: the embedded API "
+            "server has no authentication; pass --allow-remote to do it anyway",
+            file=sys.stderr,
+        )
+        return 2
     try:
         faults = _faults(args.faults, args.seed)
         template = load_template(args.node_template) if args.node_template else None

@@ -5,7 +5,8 @@ command line, ``PUT /admin/faults`` at run time, or Python::
 
     {
       "seed": 7,
-      "latency":  [{"verb": "create", "resource": "pods/binding", "ms": 5, "jitter_ms": 2}],
+      "latency":  [{"verb": "create", "resource": "pods/binding", "ms": 5, "jitter_ms": 2},
+                   {"verb": "*", "resource": "*", "ms": 100, "rate": 0.01}],   # a 100 ms spike on 1%
       "errors":   [{"verb": "*", "resource": "pods", "code": 429, "rate": 0.05, "retry_after_s": 1},
                    {"verb": "list", "resource": "*", "code": 503, "rate": 0.01}],
       "watch_drop_every": 0,      # close each watch stream after this many events (0: never)
@@ -18,13 +19,16 @@ plural, optionally with a subresource (``pods/binding``), or ``*``. All randomne
 ``random.Random(seed)`` so a run can be replayed (given the same request order).
 
 The :class:`AuditLog` records every binding the server accepted or refused, with a sequence number,
-so tests can prove that no pod was bound twice.
+so tests can prove that no pod was bound twice. :attr:`FaultInjector.counts` tallies what was injected
+(``latency``, ``error-<code>``, ``binding-conflict``, ``watch-drop``), so a reliability run can report
+how many faults it survived.
 """
 
 from __future__ import annotations
 
 import random
 import threading
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,6 +45,8 @@ class LatencyRule:
     """Added before the request is handled, in milliseconds."""
     jitter_ms: float = 0.0
     """Uniform extra delay in [0, jitter_ms)."""
+    rate: float = 1.0
+    """Probability per matching request (below 1: occasional latency spikes rather than a steady delay)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +84,9 @@ class FaultConfig:
             errors = tuple(ErrorRule(**r) for r in data.get("errors", ()))
         except TypeError as exc:
             raise ValueError(f"faults: bad rule: {exc}") from exc
+        for i, lat in enumerate(latency):
+            if not 0.0 <= lat.rate <= 1.0:
+                raise ValueError(f"faults.latency[{i}].rate: {lat.rate!r} not in [0, 1]")
         for i, e in enumerate(errors):
             if not 0.0 <= e.rate <= 1.0:
                 raise ValueError(f"faults.errors[{i}].rate: {e.rate!r} not in [0, 1]")
@@ -112,6 +121,8 @@ class FaultInjector:
 
     def __init__(self, config: FaultConfig | None = None) -> None:
         self._lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+        """Faults injected so far, by kind; survives :meth:`configure`."""
         self.configure(config or FaultConfig())
 
     def configure(self, config: FaultConfig) -> None:
@@ -131,14 +142,20 @@ class FaultInjector:
         total = 0.0
         with self._lock:
             for r in self.config.latency:
-                if _match(r.verb, r.resource, verb, resource):
-                    total += r.ms + (self._rng.random() * r.jitter_ms if r.jitter_ms else 0.0)
+                if not _match(r.verb, r.resource, verb, resource):
+                    continue
+                if r.rate < 1.0 and self._rng.random() >= r.rate:
+                    continue
+                total += r.ms + (self._rng.random() * r.jitter_ms if r.jitter_ms else 0.0)
+            if total > 0:
+                self.counts["latency"] += 1
         return total / 1000.0
 
     def error(self, verb: str, resource: str) -> ErrorRule | None:
         with self._lock:
             for r in self.config.errors:
                 if _match(r.verb, r.resource, verb, resource) and self._rng.random() < r.rate:
+                    self.counts[f"error-{r.code}"] += 1
                     return r
         return None
 
@@ -147,17 +164,21 @@ class FaultInjector:
         if rate <= 0.0:
             return False
         with self._lock:
-            return self._rng.random() < rate
+            hit = self._rng.random() < rate
+            if hit:
+                self.counts["binding-conflict"] += 1
+            return hit
 
     def drop_watch(self, sent: int) -> bool:
         """Whether to close a watch stream after it has sent ``sent`` events."""
         c = self.config
-        if c.watch_drop_every and sent and sent % c.watch_drop_every == 0:
-            return True
-        if c.watch_drop_rate > 0.0:
-            with self._lock:
-                return self._rng.random() < c.watch_drop_rate
-        return False
+        with self._lock:
+            hit = bool(c.watch_drop_every and sent and sent % c.watch_drop_every == 0)
+            if not hit and c.watch_drop_rate > 0.0:
+                hit = self._rng.random() < c.watch_drop_rate
+            if hit:
+                self.counts["watch-drop"] += 1
+        return hit
 
 
 @dataclass(frozen=True, slots=True)

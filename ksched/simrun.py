@@ -80,11 +80,13 @@ def _percentile(sorted_values: list[float], q: float) -> float:
 
 
 def _scheduler_config(path: Path) -> Path:
-    """Upstream defaults, except a client rate limit that does not cap bindings at 50/s."""
+    """Upstream defaults, except a client rate limit that does not cap bindings at 50/s, and
+    /debug/profile on (the process serves loopback only; ``ksched bench --profile`` reads it)."""
     doc = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"qps": 100000, "burst": 100000},
+        "enableProfiling": True,
         "leaderElection": {"leaderElect": False},
     }
     path.write_text(yaml.safe_dump(doc))

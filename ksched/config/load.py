@@ -179,7 +179,9 @@ def _build(data: Mapping[str, Any], known: frozenset[str], implements: Implement
     percentage = d.integer(root, "percentageOfNodesToScore", "", None)
     initial = d.integer(root, "podInitialBackoffSeconds", "", DEFAULT_POD_INITIAL_BACKOFF_S, bits=64)
     maximum = d.integer(root, "podMaxBackoffSeconds", "", DEFAULT_POD_MAX_BACKOFF_S, bits=64)
-    profiling = d.boolean(root, "enableProfiling", "", True)
+    # Upstream defaults enableProfiling to true, but its handlers sit behind delegated authn/authz;
+    # ksched's /debug/profile has no authentication, so it is served only when asked for.
+    profiling = d.boolean(root, "enableProfiling", "", False)
     contention = d.boolean(root, "enableContentionProfiling", "", profiling)
     delay = d.boolean(root, "delayCacheUntilActive", "", False)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence, Sized
+from collections.abc import Callable, Mapping, Sequence, Sized
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -102,6 +102,8 @@ class Framework:
             self.pre_filter_plugins, self.pre_score_plugins, self.filter_plugins, self._scorers
         )
         self._row_local = {p.name: _is_row_local(p) for p in self.filter_plugins}
+        # The pod of the last filter_pass and whether a non-row-local Filter plugin ran in it.
+        self._last_pass: tuple[Pod, bool] | None = None
         for p in self.post_filter_plugins:
             attach = getattr(p, "attach_framework", None)
             if attach is not None:
@@ -118,6 +120,7 @@ class Framework:
         nominated: NominatedPods | None = None,
         filter_only: bool = False,
         active: list[str] | None = None,
+        skipped: frozenset[str] | set[str] = frozenset(),
     ) -> CycleResult:
         """Run one scheduling cycle for ``pod``. ``explain`` keeps every plugin's scores.
 
@@ -126,7 +129,9 @@ class Framework:
         running there and without them (upstream ``RunFilterPluginsWithNominatedPods``), so that
         a spot preemption made for another pod is not taken. ``filter_only`` stops after Filter
         (preemption's dry runs); ``active``, when given, receives the names of the Filter
-        plugins that ran.
+        plugins that ran; ``skipped`` names plugins whose PreFilter said Skip in the cycle this
+        pass belongs to: they stay skipped (upstream's nominated-pods pass reuses the cycle's
+        state, so adding pods never brings a skipped plugin back).
 
         ``marks``, when given, receives ``(extension point, perf_counter())`` as each point starts;
         the caller turns them into the extension-point duration metric (on sampled cycles only, as
@@ -160,7 +165,11 @@ class Framework:
         allowed: frozenset[str] | None = None
         allowing_plugins: list[str] = []
         rejection: Status | None = None
-        for plugin in plan.pre_filter:
+        pre_filters = plan.pre_filter
+        if skipped:
+            state.skip_filter.update(skipped)
+            pre_filters = [p for p in pre_filters if p.name not in skipped]
+        for plugin in pre_filters:
             try:
                 pfr, status = plugin.pre_filter(state, pod, cluster)
             except Exception as exc:  # a plugin bug must not take the scheduler down
@@ -403,14 +412,41 @@ class Framework:
     ) -> tuple[CycleResult, bool]:
         """PreFilter and Filter only, for preemption's dry runs on a cache with victims taken out.
 
-        Also says whether every Filter plugin that ran judges a node on that node's own data alone
-        (resources, ports, the node's labels and taints): then dry runs on several nodes can share
-        one pass, because taking pods off one node cannot change another node's verdict.
+        Also says whether dry runs on several nodes may share one pass: when every Filter plugin
+        that ran judges a node on that node's own data alone (resources, ports, the node's labels
+        and taints), taking pods off one node cannot change another node's verdict. A plugin that
+        is not row-local (inter-pod affinity, topology spread) allows it when it can say which pods
+        matter to it (a ``relevance`` method): the batched dry run then moves only the pods that do
+        not (:meth:`batch_guard`) and runs the nodes of the others one at a time.
         """
         active: list[str] = []
         res = self.run(pod, cluster, nominated=nominated, filter_only=True, active=active)
         local = self._row_local
-        return res, all(local.get(name, False) for name in active)
+        ran_global = any(not local.get(name, False) for name in active)
+        self._last_pass = (pod, ran_global)
+        if not ran_global:
+            return res, True
+        return res, all(callable(getattr(p, "relevance", None)) for p in self._not_row_local(pod))
+
+    def batch_guard(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool] | None:
+        """For preemption's batched dry run: which pods may not be moved in the row accounting only.
+
+        None when only row-local Filter plugins ran in the last :meth:`filter_pass` for ``pod``
+        (any pod may be moved, as before). Otherwise :func:`_relevance` over every non-row-local
+        Filter plugin of the pod's plan, also those that said Skip at PreFilter: a pass that
+        changes the cache itself runs PreFilter again, which may then not skip.
+        """
+        last = self._last_pass
+        if last is not None and last[0] is pod and not last[1]:
+            return None
+        checked = self._not_row_local(pod)
+        relevant = _relevance(checked, pod, cluster) if checked else _never
+        return None if relevant is _never else relevant
+
+    def _not_row_local(self, pod: Pod) -> list[FilterPlugin]:
+        """The Filter plugins of ``pod``'s plan that are not row-local (Skip at PreFilter or not)."""
+        local = self._row_local
+        return [p for p in self._gates.plan(pod).filters if not local.get(p.name, False)]
 
     @staticmethod
     def _select(result: CycleResult, row: int, nodes: object) -> CycleResult:
@@ -436,6 +472,42 @@ on it). Out-of-tree plugins can say so with a ``row_local = True`` attribute."""
 
 def _is_row_local(plugin: object) -> bool:
     return getattr(plugin, "name", None) in ROW_LOCAL_FILTERS or getattr(plugin, "row_local", False) is True
+
+
+def _never(other: Pod) -> bool:
+    return False
+
+
+def _always(other: Pod) -> bool:
+    return True
+
+
+def _relevance(plugins: Sequence[object], pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool]:
+    """Whether counting a pod on a node (or taking it off) could change the Filter verdict of one
+    of ``plugins`` (the non-row-local ones that run for ``pod``) on any node other than through
+    that node's own row accounting (requests, pod count, ports).
+
+    Each plugin answers through ``relevance(pod, cluster)``, which returns such a predicate (None:
+    no pod is) and must say True when unsure; a plugin without it makes every pod relevant. Pods
+    that are not relevant can be moved in the row accounting only (:func:`_count_on_rows`,
+    preemption's ``ArrayProbe``) and many nodes share one filter pass; the others need the cache
+    itself changed (``assume`` / ``remove_pod``), one node at a time, as upstream clones one
+    NodeInfo at a time. Returns :func:`_never` / :func:`_always` themselves when that is the
+    answer, so that callers can skip asking pod by pod.
+    """
+    checks: list[Callable[[Pod], bool]] = []
+    for plugin in plugins:
+        factory = getattr(plugin, "relevance", None)
+        if factory is None:
+            return _always
+        check = factory(pod, cluster)
+        if check is not None:
+            checks.append(check)
+    if not checks:
+        return _never
+    if len(checks) == 1:
+        return checks[0]
+    return lambda other: any(check(other) for check in checks)
 
 
 def _nominated_by_row(pod: Pod, cluster: ClusterCache, nominated: NominatedPods) -> dict[int, list[Pod]]:
@@ -471,29 +543,45 @@ def _filter_with_nominated(
     """Pass 1 of upstream's two-pass rule on rows that passed without nominated pods (pass 2).
 
     The nominated pods are counted on their rows and the filters re-run; rows that fail now fail
-    the cycle, with that pass's reasons appended to ``result.filters``. When every filter that ran
-    is row-local, one pass covers all such rows and the pods are counted in the per-row accounting
-    only (what those filters read; integer adds, undone exactly); otherwise each row gets its own
-    pass with its pods assumed in the cache (``assume`` / ``forget`` are exact inverses; this
-    thread is the only writer), as upstream clones one NodeInfo at a time. Returns a narrowed copy
-    of ``feasible``, or None when no row dropped out.
+    the cycle, with that pass's reasons appended to ``result.filters``. Rows whose nominated pods
+    no non-row-local filter of the plan cares about (:func:`_relevance`; all rows when every
+    filter that ran is row-local) share one pass, with the pods counted in the per-row accounting only
+    (what row-local filters read; integer adds, undone exactly): each row's verdict is then the
+    one its own pass would give, since the other filters would not see those pods anyway. Every
+    other row gets its own pass with its pods assumed in the cache (``assume`` / ``forget`` are
+    exact inverses; this thread is the only writer), as upstream clones one NodeInfo at a time.
+    Returns a narrowed copy of ``feasible``, or None when no row dropped out.
     """
     by_row = _nominated_by_row(pod, cluster, nominated)
     rows = [r for r in by_row if feasible[r]]
     if not rows:
         return None
     skipped = state.skip_filter
-    local = all(fw._row_local.get(p.name, False) for p in fw.filter_plugins if p.name not in skipped)
-    groups = [rows] if local else [[r] for r in rows]
+    row_local = fw._row_local
+    if all(row_local.get(p.name, False) for p in fw.filter_plugins if p.name not in skipped):
+        batched, single = rows, []
+    else:
+        # Plugins skipped in this cycle stay skipped in the per-row passes (``skipped=``), as
+        # upstream's do; asking the skipped ones too is merely conservative.
+        relevant = _relevance(fw._not_row_local(pod), pod, cluster)
+        if relevant is _never:
+            batched, single = rows, []
+        elif relevant is _always:
+            batched, single = [], rows
+        else:
+            batched, single = [], []
+            for r in rows:
+                (single if any(relevant(p) for p in by_row[r]) else batched).append(r)
+    groups = ([batched] if batched else []) + [[r] for r in single]
     n = feasible.shape[0]
     out: np.ndarray | None = None
     for group in groups:
-        if local:
+        if group is batched:
             pods = [p for r in group for p in by_row[r]]
             on = [r for r in group for _ in by_row[r]]
             _count_on_rows(cluster, pods, on, +1)
             try:
-                sub = fw.run(pod, cluster, filter_only=True)
+                sub = fw.run(pod, cluster, filter_only=True, skipped=skipped)
             finally:
                 _count_on_rows(cluster, pods, on, -1)
         else:
@@ -504,7 +592,7 @@ def _filter_with_nominated(
                     for p in by_row[r]:
                         cluster.assume(p, node_name)
                         added.append(p.uid)
-                sub = fw.run(pod, cluster, filter_only=True)
+                sub = fw.run(pod, cluster, filter_only=True, skipped=skipped)
             finally:
                 for uid in reversed(added):
                     cluster.forget(uid)

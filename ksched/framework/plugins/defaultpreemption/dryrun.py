@@ -15,10 +15,15 @@ back exactly:
   count, host ports) with vectorized integer arithmetic (``np.add.at`` over index arrays). It is
   exact when every filter that ran is row-local (reads only the node's own row), the common case;
   then one filter pass answers step *j* of the reprieve loop for every node at once, because a
-  change on one row cannot move another row's verdict.
+  change on one row cannot move another row's verdict. It is also exact for a node whose
+  potential victims no non-row-local filter that ran would count (inter-pod affinity and
+  topology spread say which pods they read: ``Framework.batch_guard``): leaving those pods in
+  the label sets and the affinity index changes nothing those filters see.
 - :class:`CacheProbe` removes and re-adds pods through the cache's own pod bookkeeping, so
   label-set counts and the affinity index see the change too (inter-pod affinity, topology
-  spread). It is used one node at a time, like upstream's cloned NodeInfo.
+  spread). It is used one node at a time, like upstream's cloned NodeInfo: for every node when
+  a non-row-local filter cannot say which pods it reads, else for the nodes ``ArrayProbe`` may
+  not batch (:func:`select_victims` splits a chunk).
 
 Both leave the cache's arrays bit-for-bit as they found them, even when a filter raises.
 """
@@ -113,7 +118,8 @@ class _Checker:
         self._last: CycleResult | None = None
 
     def passes(self, rows: np.ndarray) -> np.ndarray:
-        result, _local = self.fw.filter_pass(self.pod, self.cluster, self.nominated)
+        # What filter_pass runs, without its batching verdict (asked once, before the dry run).
+        result = self.fw.run(self.pod, self.cluster, nominated=self.nominated, filter_only=True)
         self._last = result
         if result.status.code == Code.ERROR or result.feasible is None:
             return np.zeros(rows.shape[0], dtype=np.bool_)
@@ -132,7 +138,8 @@ class _Checker:
 
 
 class ArrayProbe(_Checker):
-    """Dry runs that adjust only the per-row accounting; exact for row-local filters."""
+    """Dry runs that adjust only the per-row accounting; exact for row-local filters, and for the
+    others as long as the pods moved are not relevant to them (:meth:`clean`)."""
 
     def __init__(
         self,
@@ -148,6 +155,24 @@ class ArrayProbe(_Checker):
         self.nz = np.array([(p.nonzero_cpu, p.nonzero_memory) for p in pods], dtype=np.int64).reshape(-1, 2)
         self.ported = np.array([bool(p.host_ports) for p in pods], dtype=np.bool_)
         self.any_ports = bool(self.ported.any())
+        self._guard = fw.batch_guard(pod, cluster)
+
+    def clean(self, work: NodeWork) -> bool:
+        """Whether the node's potential victims can all be moved in the row accounting only.
+
+        True when every filter that ran is row-local, or when no non-row-local one finds any of
+        them relevant (``Framework.batch_guard``): those filters read label sets and the affinity
+        index, which this probe leaves alone, and would not count these pods anyway.
+        """
+        guard = self._guard
+        if guard is None:
+            return True
+        entries = self.res.entries
+        return not any(guard(entries[i].pod) for i in work.potential)
+
+    def node_by_node(self) -> CacheProbe:
+        """A probe over the same residents that changes the cache itself, for the nodes not clean."""
+        return CacheProbe(self.fw, self.pod, self.cluster, self.nominated, self.res)
 
     def _apply(self, idx: np.ndarray, sign: int) -> None:
         nodes = self.cluster.nodes
@@ -195,11 +220,35 @@ def _ints(values: Sequence[int] | chain[int]) -> np.ndarray:
 
 
 def select_victims(probe: Probe, works: Sequence[NodeWork], n_residents: int) -> None:
-    """Run the dry run on every node of ``works`` together; fills in victims or status.
+    """Run the dry run on every node of ``works``; fills in victims or status.
+
+    With an :class:`ArrayProbe`, the nodes whose potential victims it may move
+    (:meth:`ArrayProbe.clean`) run together and the others one at a time through the cache
+    (:class:`CacheProbe`). Each dry run starts from and leaves the cache as it was, so the order
+    does not matter and every node gets what its own sequential loop gives.
+    """
+    if isinstance(probe, ArrayProbe):
+        clean: list[NodeWork] = []
+        dirty: list[NodeWork] = []
+        for w in works:
+            (clean if probe.clean(w) else dirty).append(w)
+        if clean:
+            _select_together(probe, clean, n_residents)
+        if dirty:
+            single = probe.node_by_node()
+            for w in dirty:
+                _select_together(single, [w], n_residents)
+        return
+    _select_together(probe, works, n_residents)
+
+
+def _select_together(probe: Probe, works: Sequence[NodeWork], n_residents: int) -> None:
+    """Run the dry run on every node of ``works`` together.
 
     Step 0 takes out every potential victim of every node and checks all nodes in one filter
     pass; step *j* puts back the *j*-th pod of each node's reprieve order and checks those nodes
-    in one pass. With a row-local probe this is exactly each node's own sequential loop.
+    in one pass. With a row-local probe (or a single node) this is exactly each node's own
+    sequential loop.
     """
     removed = np.zeros(n_residents, dtype=np.bool_)  # what is out now, to put back at the end
 

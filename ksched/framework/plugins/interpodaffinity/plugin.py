@@ -26,6 +26,7 @@ cycle, and the cache's indexes follow every such change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -103,6 +104,7 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
         self._memo = TermMemo()
+        self._others = TermMemo()  # other pods' terms for relevance(), apart from incoming pods'
         self._domains = Domains()
 
     # ------------------------------------------------------------------ filtering
@@ -169,6 +171,39 @@ class InterPodAffinity:
             resolved = [resolve(t, cluster) for t in terms.required_anti_affinity]
             anti = _anti_affinity_fails(resolved, cluster, self._domains)
         return _Filtered(affinity, anti, existing)
+
+    def relevance(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool]:
+        """Which pods could move this Filter's verdict for ``pod`` when counted on (or taken off) a
+        node: those its required (anti-)affinity terms select (namespaces resolved as PreFilter
+        does) and those with a required anti-affinity term that selects ``pod``. No other pod is
+        read by Filter (existing pods' affinity and preferred terms only score), so the nominated
+        pods and preemption victims outside this set can be counted in the row accounting alone.
+        Says True when unsure (terms that do not parse).
+        """
+        terms = self._memo.get(pod)
+        if parse_problem(terms, pod) is not None:
+            return _always  # PreFilter rejects the pod whatever the pods; no need to be clever
+        selected = [resolve(t, cluster) for t in (*terms.required_affinity, *terms.required_anti_affinity)]
+        namespace, labels = pod.namespace, pod.labels
+        ns_labels = cluster.namespace_labels(namespace)
+        others = self._others
+
+        def relevant(other: Pod) -> bool:
+            for r in selected:
+                if r.matches(other.namespace, other.labels):
+                    return True
+            if not other.affinity:
+                return False
+            theirs = others.get(other)
+            if theirs.errors:
+                return True
+            return any(t.matches(namespace, labels, ns_labels) for t in theirs.required_anti_affinity)
+
+        return relevant
+
+    def affected_by(self, pod: Pod, other: Pod, cluster: ClusterCache) -> bool:
+        """One-off :meth:`relevance` (tests, callers with a single pod)."""
+        return self.relevance(pod, cluster)(other)
 
     # ------------------------------------------------------------------ scoring
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
@@ -279,6 +314,10 @@ class InterPodAffinity:
         if missing:
             return f"node lacks topology key(s) {', '.join(missing)} of the pod's required affinity"
         return None
+
+
+def _always(other: Pod) -> bool:
+    return True
 
 
 def _affinity_fails(terms: list[Resolved], pod: Pod, cluster: ClusterCache, domains: Domains) -> np.ndarray:

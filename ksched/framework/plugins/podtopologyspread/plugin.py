@@ -20,7 +20,7 @@ preemption work recomputes through the cache.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -160,6 +160,36 @@ class PodTopologySpread:
             return FilterResult.all_pass()
         return FilterResult(bits, _REASONS, _CODES)
 
+    def relevance(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool] | None:
+        """Which pods could move this Filter's verdict for ``pod`` when counted on (or taken off) a
+        node: only pods in ``pod``'s namespace that a DoNotSchedule constraint's selector matches
+        are counted (the domains and eligible nodes come from nodes alone), so the nominated pods
+        and preemption victims outside this set can be counted in the row accounting alone. Says
+        True when unsure (constraints that do not parse), and ignores that terminating pods are
+        not counted (more pods relevant, never fewer). None: no pod is relevant.
+        """
+        try:
+            constraints = self.constraints(pod, cluster, hard=True)
+        except ObjectError:
+            return _always
+        selectors = [c.selector for c in constraints if c.selector is not None and not c.selector.empty]
+        if not selectors:
+            return None  # no DoNotSchedule constraint counts any pod (or PreFilter skips)
+        namespace = pod.namespace
+
+        def relevant(other: Pod) -> bool:
+            if other.namespace != namespace:
+                return False
+            labels = other.labels
+            return any(sel.matches(labels) for sel in selectors)
+
+        return relevant
+
+    def affected_by(self, pod: Pod, other: Pod, cluster: ClusterCache) -> bool:
+        """One-off :meth:`relevance` (tests, callers with a single pod)."""
+        check = self.relevance(pod, cluster)
+        return check is not None and check(other)
+
     def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
         """Which constraint rejected the node, with the counts behind the skew."""
         try:
@@ -216,6 +246,10 @@ class PodTopologySpread:
         if ignored is None:
             ignored = np.zeros(feasible.shape[0], dtype=np.bool_)
         return counting.normalize(scores[: feasible.shape[0]], feasible, ignored)
+
+
+def _always(other: Pod) -> bool:
+    return True
 
 
 def new(args: Any, handle: Handle) -> PodTopologySpread:

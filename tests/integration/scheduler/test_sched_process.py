@@ -77,9 +77,10 @@ def test_sched_metrics_readyz_and_sigterm_releases_the_lease(
     assert status == 200
     for name in UPSTREAM_METRICS:
         assert f"\n{name}" in text, f"{name} missing from /metrics"
-    assert (
-        proc.metric("scheduler_schedule_attempts_total", result="scheduled", profile="default-scheduler")
-        == 50
+    scheduled = {"result": "scheduled", "profile": "default-scheduler"}
+    wait_until(  # counted when the loop handles the bind outcome, a moment after the API stored it
+        lambda: proc.metric("scheduler_schedule_attempts_total", **scheduled) == 50,
+        what="50 scheduled attempts in /metrics",
     )
     assert proc.metric("scheduler_pending_pods", queue="unschedulable") == 1
     assert "_created" not in text  # kube-scheduler has no *_created series
@@ -114,7 +115,11 @@ def test_sched_two_replicas_one_leader_and_takeover_after_sigkill(
 
     sim.add_pods(200, pod_template(cpu="100m", memory="100Mi"))
     wait_until(lambda: bound_count(sim) == 200, what="200 pods to be bound")
-    assert first.metric("scheduler_schedule_attempts_total", result="scheduled") == 200
+    # The API answers the binding before the scheduler's loop has counted the outcome: wait for it.
+    wait_until(
+        lambda: first.metric("scheduler_schedule_attempts_total", result="scheduled") == 200,
+        what="the leader to count 200 scheduled attempts",
+    )
     assert second.metric("scheduler_schedule_attempts_total") == 0  # the standby schedules nothing
     assert second.metric("scheduler_pending_pods") == 0  # ... yet its caches follow the cluster
     leader_identity = _holder(sim)
@@ -140,7 +145,10 @@ def test_sched_two_replicas_one_leader_and_takeover_after_sigkill(
     first_bind_after = min(r.timestamp for r in sim.audit.records(seq_at_kill))
     print(f"takeover {takeover * 1000:.0f} ms after SIGKILL (lease {LEASE_S}s, retry {RETRY_S}s)")
     assert "[+]leader leading" in second.get("/readyz")[1]
-    assert second.metric("scheduler_schedule_attempts_total", result="scheduled") == 200
+    wait_until(
+        lambda: second.metric("scheduler_schedule_attempts_total", result="scheduled") == 200,
+        what="the new leader to count 200 scheduled attempts",
+    )
     # client-go's rule (kept by ksched.scheduler.leader): a candidate takes over once it has seen no
     # change of the Lease for leaseDuration by its own clock. It polls every retryPeriod and wakes
     # at the expiry it computed, so it sees the last renewal at most one retryPeriod after it and

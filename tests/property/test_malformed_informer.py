@@ -13,8 +13,8 @@ nominated to, or to nodes that do not exist, next to three good pods. Then:
 
 Objects the embedded API server itself refuses never reach the informer and are skipped; a pod whose
 stored conditions the server cannot merge a patch into only needs the event.
-Batches: 8 examples by default (CI), 150 with ``HYPOTHESIS_PROFILE=full`` (about 1,200 pods and a few
-hundred nodes, namespaces and budgets).
+Batches: 8 examples by default (CI); with ``HYPOTHESIS_PROFILE=full``, 400 batches of at least 3
+objects of every kind, so each kind gets at least 1,200 mutated objects through the informer path.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ from ksched.sim import SimCluster, SimConfig
 from ksched.sim.workloads import pod_template
 from tests.integration.scheduler.sched_harness import InProcessScheduler, wait_until, write_config
 
-BATCHES = settings(PROFILE, max_examples=150 if FULL else 8)
+BATCHES = settings(PROFILE, max_examples=400 if FULL else 8)
+_AT_LEAST = 3 if FULL else 0
+"""Objects of every kind per batch in the full run (400 x 3 >= 1,000 per kind)."""
 _ids = itertools.count()
 NODES = [f"node-{i}" for i in range(5)]
 
@@ -104,9 +106,9 @@ def _create(sim: SimCluster, resource: str, obj: dict[str, Any], namespace: str 
 @BATCHES
 @given(
     pods=st.lists(mutated(base_pod("x"), "x"), min_size=4, max_size=12),
-    nodes=st.lists(mutated(base_node("x"), "x"), max_size=3),
-    namespaces=st.lists(mutated(base_namespace("x"), "x"), max_size=2),
-    pdbs=st.lists(mutated(base_pdb("x"), "x"), max_size=2),
+    nodes=st.lists(mutated(base_node("x"), "x"), min_size=_AT_LEAST, max_size=max(3, _AT_LEAST)),
+    namespaces=st.lists(mutated(base_namespace("x"), "x"), min_size=_AT_LEAST, max_size=max(2, _AT_LEAST)),
+    pdbs=st.lists(mutated(base_pdb("x"), "x"), min_size=_AT_LEAST, max_size=max(2, _AT_LEAST)),
     nominated=st.lists(st.sampled_from([*NODES, "gone", "bad-n0"]), min_size=3, max_size=3),
 )
 def test_malformed_objects_through_the_informer(

@@ -2,8 +2,8 @@
 
 - The repository root goes on sys.path so ``tests.builders`` imports.
 - The compiled-kernel tests skip when the extension was never built (a source checkout); in CI
-  (``CI`` set, as ``.ci/run`` runs) a missing extension stops the session instead, so those skips
-  can never hide the comparisons the issues ask CI to run.
+  (``CI`` set, as ``.ci/run`` runs) a missing extension module (any ``ksched/_fast/*.pyx``) stops
+  the session instead, so those skips can never hide the comparisons the issues ask CI to run.
 """
 
 import os
@@ -22,8 +22,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     from ksched.framework import kernels
 
-    if kernels.compiled() is None:
+    missing = ["kernels"] if kernels.compiled() is None else []
+    missing += [
+        pyx.stem
+        for pyx in sorted((ROOT / "ksched" / "_fast").glob("*.pyx"))
+        if pyx.stem != "kernels" and kernels.extra_module(pyx.stem) is None
+    ]
+    if missing:
         raise pytest.UsageError(
-            "CI is set but ksched._fast is not built: the compiled-vs-numpy tests would be skipped. "
-            "Install with `pip install -e '.[test]'`."
+            f"CI is set but ksched._fast.{{{', '.join(missing)}}} is not built: the compiled-vs-numpy "
+            "tests would be skipped. Install with `pip install -e '.[test]'`."
         )

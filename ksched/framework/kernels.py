@@ -10,6 +10,7 @@ last axis and of the exact dtype named in ``ksched/_fast/_types.pxd``.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
 from types import ModuleType
@@ -38,6 +39,25 @@ def compiled() -> ModuleType | None:
             fast = None
         _fast = fast
     return _fast
+
+
+_extra_modules: dict[str, ModuleType | None] = {}
+
+
+def extra_module(name: str) -> ModuleType | None:
+    """``ksched._fast.<name>``, a kernel module besides ``kernels`` (one per plugin family), when
+    compiled kernels are on and that module is built; a failed import is logged once and the
+    caller uses its numpy reference."""
+    if (_fast if _tried else compiled()) is None:
+        return None
+    if name not in _extra_modules:
+        try:
+            mod: ModuleType | None = importlib.import_module(f"ksched._fast.{name}")
+        except ImportError as exc:
+            log.warning("compiled %s kernels unavailable (%s); using numpy", name, exc)
+            mod = None
+        _extra_modules[name] = mod
+    return _extra_modules[name]
 
 
 def use_compiled(enabled: bool) -> None:
@@ -163,25 +183,13 @@ def nth_best_row(
 
 # --------------------------------------------------------------------------- PodTopologySpread
 # Kernels of ksched/_fast/spread.pyx (a module of its own); the numpy references below are the contract.
-_spread_fast: ModuleType | None = None
-_spread_tried = False
 SPREAD_MAX_INT32 = 2**31 - 1
 
 
 def _spread_kernel(name: str, reference: F) -> F:
     """``ksched._fast.spread.<name>`` when compiled kernels are on and that module is built."""
-    global _spread_fast, _spread_tried
-    if (_fast if _tried else compiled()) is None:
-        return reference
-    if not _spread_tried:
-        _spread_tried = True
-        try:
-            from ksched._fast import spread as fast_spread
-        except ImportError as exc:
-            log.warning("compiled spread kernels unavailable (%s); using numpy", exc)
-            fast_spread = None
-        _spread_fast = fast_spread
-    fn = getattr(_spread_fast, name, None) if _spread_fast is not None else None
+    mod = extra_module("spread")
+    fn = getattr(mod, name, None) if mod is not None else None
     return reference if fn is None else fn  # type: ignore[no-any-return]
 
 
@@ -305,29 +313,9 @@ def affinity_domain_totals_ref(col: np.ndarray, weights: np.ndarray) -> np.ndarr
     return out
 
 
-_affinity_fast: ModuleType | None = None
-_affinity_tried = False
-
-
-def _affinity_module() -> ModuleType | None:
-    """``ksched._fast.affinity`` when the compiled kernels are enabled and it is built."""
-    global _affinity_fast, _affinity_tried
-    if (_fast if _tried else compiled()) is None:
-        return None
-    if not _affinity_tried:
-        _affinity_tried = True
-        try:
-            from ksched._fast import affinity as mod
-        except ImportError as exc:
-            log.warning("compiled affinity kernels unavailable (%s); using numpy", exc)
-            mod = None
-        _affinity_fast = mod
-    return _affinity_fast
-
-
 def affinity_domain_totals(col: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """:func:`affinity_domain_totals_ref`, compiled when available (two passes, one scratch array)."""
-    fast = _affinity_module()
+    fast = extra_module("affinity")
     if fast is not None:
         n = col.shape[0]
         if col.dtype != np.int32 or not col.flags.c_contiguous:

@@ -343,7 +343,7 @@ def test_vectorized_equals_simple_reference(path: str, s: dict[str, Any]) -> Non
 )
 def test_domain_totals_kernel_equals_numpy(col: list[int], data: Any) -> None:
     kernels.use_compiled(True)
-    if kernels._affinity_module() is None:
+    if kernels.extra_module("affinity") is None:
         pytest.skip("compiled affinity kernels are not built")
     w = data.draw(st.lists(st.integers(-(10**6), 10**6), min_size=len(col), max_size=len(col) + 3))
     c = np.asarray(col, dtype=np.int32)

@@ -223,7 +223,7 @@ def test_missing_affinity_extension_falls_back_to_numpy() -> None:
         w = np.array([1, 2, 3, 4, 5], dtype=np.int64)
         for _ in range(2):
             assert kernels.affinity_domain_totals(col, w).tolist() == [4, 7, 4, 0, 7]
-        assert kernels._affinity_module() is None
+        assert kernels.extra_module("affinity") is None
         """
     )
     env = {**os.environ, "PYTHONPATH": str(root)}

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence, Sized
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -104,10 +105,22 @@ class Framework:
         self._row_local = {p.name: _is_row_local(p) for p in self.filter_plugins}
         # The pod of the last filter_pass and whether a non-row-local Filter plugin ran in it.
         self._last_pass: tuple[Pod, bool] | None = None
+        self._delta_memo: tuple[tuple[tuple[int, int], ...], RowDelta] | None = None
         for p in self.post_filter_plugins:
             attach = getattr(p, "attach_framework", None)
             if attach is not None:
                 attach(self)  # preemption re-runs this profile's filters in its dry runs
+
+    def _row_delta(self, rows: list[int], by_row: dict[int, list[Pod]]) -> RowDelta:
+        """The :class:`RowDelta` of ``by_row``'s pods on ``rows``, remembered for the next cycle
+        (keyed by row and pod identity; the delta keeps the pods alive, so ids are not reused)."""
+        key = tuple((r, id(p)) for r in rows for p in by_row[r])
+        memo = self._delta_memo
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        delta = RowDelta([p for r in rows for p in by_row[r]], [r for r in rows for _ in by_row[r]])
+        self._delta_memo = (key, delta)
+        return delta
 
     # ------------------------------------------------------------------ the cycle
     def run(
@@ -470,6 +483,19 @@ ROW_LOCAL_FILTERS = frozenset(
 on it). Out-of-tree plugins can say so with a ``row_local = True`` attribute."""
 
 
+POD_INDEPENDENT_FILTERS = frozenset(
+    {
+        names.NODE_UNSCHEDULABLE,
+        names.NODE_NAME,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+    }
+)
+"""In-tree filters whose verdict on a node never depends on the pods there. The nominated-pods
+pass only re-asks rows that already passed every filter without the nominated pods, so these
+would pass them again: that pass leaves them out."""
+
+
 def _is_row_local(plugin: object) -> bool:
     return getattr(plugin, "name", None) in ROW_LOCAL_FILTERS or getattr(plugin, "row_local", False) is True
 
@@ -514,9 +540,21 @@ def _nominated_by_row(pod: Pod, cluster: ClusterCache, nominated: NominatedPods)
     """Rows with nominated pods that count for ``pod``: priority >= its own, not the pod itself,
     and not already in the cache (an assumed or bound pod is counted there already)."""
     row_of = cluster.nodes.row_of
+    out: dict[int, list[Pod]] = {}
+    groups_of = getattr(nominated, "groups_at_least", None)
+    if groups_of is not None:
+        known = cluster.pods  # the uid -> entry map behind ``uid in cluster``
+        me = pod.uid
+        for name, group in groups_of(pod.priority):
+            row = row_of.get(name)
+            if row is None:
+                continue
+            pods = [p for p in group if p.uid != me and p.uid not in known]
+            if pods:
+                out[row] = pods
+        return out
     names_of = getattr(nominated, "node_names", None)
     node_names = names_of() if names_of is not None else list(row_of)
-    out: dict[int, list[Pod]] = {}
     for name in node_names:
         row = row_of.get(name)
         if row is None:
@@ -572,9 +610,16 @@ def _filter_with_nominated(
             batched, single = [], []
             for r in rows:
                 (single if any(relevant(p) for p in by_row[r]) else batched).append(r)
-    groups = ([batched] if batched else []) + [[r] for r in single]
     n = feasible.shape[0]
     out: np.ndarray | None = None
+    if batched:
+        row_filters = _row_subset_filters(fw, skipped)
+        if row_filters is not None:
+            out = _rows_with_nominated(
+                fw, row_filters, pod, cluster, state, batched, by_row, feasible, result
+            )
+            batched = []
+    groups = ([batched] if batched else []) + [[r] for r in single]
     for group in groups:
         if group is batched:
             pods = [p for r in group for p in by_row[r]]
@@ -619,28 +664,117 @@ def _filter_with_nominated(
     return out
 
 
+def _row_subset_filters(fw: Framework, skipped: frozenset[str] | set[str]) -> list[Any] | None:
+    """The filters the nominated-pods pass must re-ask, when each of them can answer for a few rows
+    (``filter_rows``) and the others are :data:`POD_INDEPENDENT_FILTERS`; None otherwise (the pass
+    then re-runs the whole profile, as before)."""
+    out: list[Any] = []
+    for plugin in fw.filter_plugins:
+        if plugin.name in skipped or plugin.name in POD_INDEPENDENT_FILTERS:
+            continue
+        if getattr(plugin, "filter_rows", None) is None:
+            return None
+        out.append(plugin)
+    return out
+
+
+def _rows_with_nominated(
+    fw: Framework,
+    plugins: list[Any],
+    pod: Pod,
+    cluster: ClusterCache,
+    state: CycleState,
+    rows: list[int],
+    by_row: dict[int, list[Pod]],
+    feasible: np.ndarray,
+    result: CycleResult,
+) -> np.ndarray | None:
+    """Pass 1 of the two-pass rule for ``rows`` whose nominated pods only row-local filters see:
+    the pods are counted in the row accounting, and only ``plugins`` (the ones that read it) are
+    asked, about those rows only. The verdicts and reasons are the ones a whole-profile pass would
+    give on those rows; its cost no longer grows with the cluster. Returns a narrowed copy of
+    ``feasible``, or None when no row dropped out."""
+    idx = np.asarray(rows, dtype=np.intp)
+    delta = fw._row_delta(rows, by_row)
+    found: list[tuple[str, FilterResult]] = []
+    delta.apply(cluster, +1)
+    try:
+        for plugin in plugins:
+            fr = plugin.filter_rows(state, pod, cluster, idx)
+            if fr.failed is not None and fr.failed.any():
+                found.append((plugin.name, fr))
+    finally:
+        delta.apply(cluster, -1)
+    if not found:
+        return None
+    n = feasible.shape[0]
+    bad = np.zeros(idx.size, dtype=np.bool_)
+    for name, fr in found:
+        assert fr.failed is not None
+        bad |= fr.failed != 0
+        failed = np.zeros(n, dtype=np.uint64)
+        failed[idx] = fr.failed
+        result.filters.append((name, FilterResult(failed, fr.reasons, fr.codes)))
+    out = feasible.copy()
+    out[idx[bad]] = False
+    return out
+
+
 def _count_on_rows(cluster: ClusterCache, pods: list[Pod], rows: list[int], sign: int) -> None:
     """Add (``sign=1``) or take away (``-1``) ``pods`` on ``rows`` in the per-row accounting only:
     requested, non-zero requested, pod count and host ports, which is all row-local filters read.
-    Vectorized over the pods; ``+1`` then ``-1`` leaves the arrays bit for bit as they were."""
-    nodes = cluster.nodes
-    resources = cluster.resources
-    reqs = [p.requests for p in pods]
-    names = set().union(*reqs)
-    names.discard("pods")
-    cols = {name: resources.column(name) for name in names}  # a pending pod may bring a new one
-    if cols and max(cols.values()) >= nodes.requested.shape[1]:
-        nodes.ensure_columns()
-    idx = np.asarray(rows, dtype=np.intp)
-    for name, col in cols.items():
-        values = np.asarray([r.get(name, 0) for r in reqs], dtype=np.int64)
-        np.add.at(nodes.requested[:, col], idx, values * sign)
-    nz = np.asarray([(p.nonzero_cpu, p.nonzero_memory) for p in pods], dtype=np.int64).reshape(-1, 2)
-    np.add.at(nodes.nonzero_requested, idx, nz * sign)
-    np.add.at(nodes.pod_count, idx, sign)
-    for p, r in zip(pods, rows, strict=True):
-        if p.host_ports:
-            cluster.ports.add(r, p.host_ports, sign)
+    Integer adds, so ``+1`` then ``-1`` leaves the arrays bit for bit as they were."""
+    RowDelta(pods, rows).apply(cluster, sign)
+
+
+class RowDelta:
+    """Pods summed per row, ready to be added to (or taken from) the row accounting in a few array
+    operations. Built once per distinct set of nominated pods (see ``Framework._row_delta``):
+    thousands of cycles in a row see the same nominations, and summing them is most of the pass."""
+
+    __slots__ = ("_count", "_idx", "_nz", "_ports", "_requests", "pods")
+
+    def __init__(self, pods: list[Pod], rows: list[int]) -> None:
+        self.pods = pods  # kept alive: the memo key holds their ids
+        per_row: dict[int, list[int]] = {}
+        requests: dict[str, dict[int, int]] = {}
+        self._ports = [(r, p.host_ports) for p, r in zip(pods, rows, strict=True) if p.host_ports]
+        for p, r in zip(pods, rows, strict=True):
+            acc = per_row.get(r)
+            if acc is None:
+                acc = per_row[r] = [0, 0, 0]
+            acc[0] += 1
+            acc[1] += p.nonzero_cpu
+            acc[2] += p.nonzero_memory
+            for name, value in p.requests.items():
+                if name != "pods" and value:
+                    by_row = requests.setdefault(name, {})
+                    by_row[r] = by_row.get(r, 0) + value
+        order = list(per_row)
+        self._idx = np.asarray(order, dtype=np.intp)
+        sums = np.asarray([per_row[r] for r in order], dtype=np.int64).reshape(-1, 3)
+        self._count = sums[:, 0].copy()
+        self._nz = sums[:, 1:].copy()
+        self._requests = [
+            (name, np.asarray([by_row.get(r, 0) for r in order], dtype=np.int64))
+            for name, by_row in requests.items()
+        ]
+
+    def apply(self, cluster: ClusterCache, sign: int) -> None:
+        nodes = cluster.nodes
+        for r, ports in self._ports:
+            cluster.ports.add(r, ports, sign)
+        idx = self._idx
+        if idx.size == 0:
+            return
+        resources = cluster.resources
+        cols = [(resources.column(name), values) for name, values in self._requests]
+        if cols and max(c for c, _ in cols) >= nodes.requested.shape[1]:
+            nodes.ensure_columns()  # a pending pod may bring a resource no node has
+        for col, values in cols:
+            nodes.requested[idx, col] += values * sign
+        nodes.nonzero_requested[idx] += self._nz * sign
+        nodes.pod_count[idx] += self._count * sign
 
 
 _SAFE_TOTAL = 1 << 62

@@ -20,12 +20,14 @@ class Nominator:
     Pods of equal priority keep the order they were nominated in.
     """
 
-    __slots__ = ("_by_node", "_node_of", "_seq")
+    __slots__ = ("_at_least", "_by_node", "_node_of", "_seq")
 
     def __init__(self) -> None:
         self._node_of: dict[str, str] = {}
         self._by_node: dict[str, list[tuple[int, int, Pod]]] = {}
         self._seq = itertools.count()
+        # groups_at_least's answers per priority, dropped on every change.
+        self._at_least: dict[int, tuple[tuple[str, tuple[Pod, ...]], ...]] = {}
 
     def __len__(self) -> int:
         return len(self._node_of)
@@ -43,6 +45,7 @@ class Nominator:
         if not node or pod.node_name:
             return
         self._node_of[pod.uid] = node
+        self._at_least.clear()
         entries = self._by_node.setdefault(node, [])
         bisect.insort(entries, (-pod.priority, next(self._seq), pod), key=lambda e: (e[0], e[1]))
 
@@ -64,6 +67,7 @@ class Nominator:
         node = self._node_of.pop(uid, None)
         if node is None:
             return
+        self._at_least.clear()
         entries = self._by_node[node]
         entries[:] = [e for e in entries if e[2].uid != uid]
         if not entries:
@@ -75,6 +79,21 @@ class Nominator:
     def node_names(self) -> list[str]:
         """Nodes that have nominated pods: the framework visits only these (optional in the Protocol)."""
         return list(self._by_node)
+
+    def groups_at_least(self, priority: int) -> tuple[tuple[str, tuple[Pod, ...]], ...]:
+        """``(node name, pods)`` for every node with nominated pods of at least ``priority``,
+        those pods highest first: what the framework's nominated-pods pass reads on every cycle
+        while any nomination exists (optional in the Protocol). Remembered per priority until the
+        nominations change, since thousands of cycles see the same few."""
+        found = self._at_least.get(priority)
+        if found is None:
+            groups = []
+            for node, entries in self._by_node.items():
+                pods = tuple(e[2] for e in entries if -e[0] >= priority)
+                if pods:
+                    groups.append((node, pods))
+            found = self._at_least[priority] = tuple(groups)
+        return found
 
     def pods_for_node(self, node_name: str) -> list[Pod]:
         """Pods nominated to ``node_name``, highest priority first."""

@@ -50,6 +50,21 @@ class NodePorts:
         fails[rows] = True
         return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
 
+    def filter_rows(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
+    ) -> FilterResult:
+        """:meth:`filter` on ``rows`` only, ``failed`` aligned with ``rows`` (the nominated-pods
+        pass; see ``runtime._filter_with_nominated``)."""
+        if not pod.host_ports or not cluster.ports:
+            return FilterResult.all_pass()
+        clashing: set[int] = set()
+        for wanted in pod.host_ports:
+            clashing |= cluster.ports.conflicting_rows(wanted)
+        fails = np.fromiter((int(r) in clashing for r in rows), dtype=np.bool_, count=int(rows.size))
+        if not fails.any():
+            return FilterResult.all_pass()
+        return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
+
     def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
         """The first wanted host port that is taken on the node."""
         for wanted in pod.host_ports:

@@ -128,6 +128,17 @@ class Fit:
         spec = self._spec(state, pod, cluster)
         return FilterResult(bits, spec.reasons, spec.codes, res.passed, res.n_passed)
 
+    def filter_rows(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
+    ) -> FilterResult:
+        """:meth:`filter` on ``rows`` only, ``failed`` aligned with ``rows``, from the node table
+        as it is now (the nominated-pods pass; see ``runtime._filter_with_nominated``)."""
+        bits = self._pass.bits_on_rows(state, pod, cluster, rows)
+        if bits is None or not bits.any():
+            return FilterResult.all_pass()
+        spec = self._spec(state, pod, cluster)
+        return FilterResult(bits, spec.reasons, spec.codes)
+
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
         return SUCCESS
 

@@ -308,6 +308,31 @@ class ResourcePass:
                 state.best_rows = BestRows(tuple(arrays), tuple(used), passed, best, ties, first, last)
         return memo
 
+    def bits_on_rows(
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
+    ) -> np.ndarray | None:
+        """Fit's failure bits on ``rows`` only (aligned with ``rows``), read from the node table
+        as it is now and never memoized: the nominated-pods pass counts nominated pods on a few
+        rows and asks again (see ``runtime._filter_with_nominated``). The same kernel as
+        :meth:`result`, on copies of those rows; None when the pod checks no resource."""
+        spec = self.cycle_spec(state, pod, cluster)
+        nodes = cluster.nodes
+        run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_pass", fused_pass_ref)
+        out = run(
+            nodes.allocatable[rows],
+            nodes.requested[rows],
+            nodes.nonzero_requested[rows],
+            nodes.allowed_pods[rows],
+            nodes.pod_count[rows],
+            nodes.valid[rows],
+            int(rows.size),
+            spec.packed,
+            0,
+            0,
+        )
+        bits: np.ndarray | None = out[0]
+        return bits
+
 
 def shared_pass(shared: dict[str, Any]) -> ResourcePass:
     """The profile's one :class:`ResourcePass` (created by whichever plugin is built first)."""

@@ -11,7 +11,9 @@ exits 1, as kube-scheduler does, so a supervisor restarts the process as a stand
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import gc
 import logging
 import signal
 import socket
@@ -46,6 +48,11 @@ from ksched.server import Health, build_app, start_server, tls_context
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
+"""The collector's thresholds once the caches are synced: a larger first generation (more short-lived
+objects die before promotion) and no automatic full collections (see :func:`_tune_gc`)."""
+FULL_GC_INTERVAL_S = 60.0
+"""How often the process runs a full collection itself instead."""
 """Upstream's pod informer ignores finished pods: they hold no resources."""
 
 
@@ -93,6 +100,29 @@ def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
     ]
 
 
+def _tune_gc(io: IOThread) -> None:
+    """Keep CPython's cyclic collector off the cache once it is loaded.
+
+    The cache holds one record per node and pod; they live for hours and form no cycles, yet every
+    automatic full collection walked all of them: in the 5,000-node SchedulingBasic bench the
+    collector took 1.8 of the scheduler's 5.7 CPU seconds, 0.9 s of it in eight full collections.
+    So the heap as synced is frozen (never scanned again), the first generation is larger, and full
+    collections run every :data:`FULL_GC_INTERVAL_S` from the I/O loop instead of whenever the
+    long-lived heap grew by a quarter, which still frees cycles (finished requests, closed
+    connections) in bounded time. Runs once, on the scheduling thread, when the caches sync.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+    async def collect_every(interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            gc.collect()
+
+    io.submit(collect_every(FULL_GC_INTERVAL_S))
+
+
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
@@ -131,6 +161,8 @@ def run(options: RunOptions) -> int:
         health = Health(leader_election=leader_elect, leading=not leader_elect)
 
         def synced() -> None:
+            if not health.synced:
+                _tune_gc(io)
             health.synced = True
             log.info(
                 "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)

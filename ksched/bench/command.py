@@ -56,6 +56,12 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
         help="KubeSchedulerConfiguration for the scheduler process (default: upstream's, with "
         "clientConnection qps/burst lifted: keep them high in yours, or binds are capped at 50/s)",
     )
+    p.add_argument(
+        "--start-pods",
+        action="store_true",
+        help="let the cluster's kubelet stand-in turn bound pods Running (default: they stay Pending, "
+        "as in upstream's scheduler_perf, which has no kubelets)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the shipped workloads and exit")
     return p
@@ -96,6 +102,7 @@ def run_bench(args: argparse.Namespace) -> int:
         config_path=args.config,
         verbosity=args.verbosity,
         progress=not args.no_progress,
+        start_pods=args.start_pods,
     )
     runs = []
     for k in range(max(1, args.repeat)):

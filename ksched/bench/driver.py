@@ -61,6 +61,9 @@ class BenchOptions:
     """KubeSchedulerConfiguration for the scheduler (default: upstream's, unlimited client QPS)."""
     verbosity: int = 0
     progress: bool = True
+    start_pods: bool = False
+    """Let the cluster's kubelet stand-in start bound pods. Off by default: upstream's scheduler_perf
+    has no kubelets, and starting pods costs both processes a write or an event per pod."""
 
 
 class _Progress:
@@ -222,7 +225,11 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
     workdir.mkdir(parents=True, exist_ok=True)
     total_pods = sum(g.count for g in workload.init_pods) + workload.measured_count
     sim = await asyncio.to_thread(
-        start_sim, workdir, history_window=max(10_000, 4 * total_pods), verbosity=opts.verbosity
+        start_sim,
+        workdir,
+        history_window=max(10_000, 4 * total_pods),
+        verbosity=opts.verbosity,
+        start_pods=opts.start_pods,
     )
     sched = None
     try:

@@ -64,12 +64,25 @@ class SimProcess:
             self.proc.stdout.close()
 
 
-def start_sim(workdir: Path, *, history_window: int, verbosity: int = 0) -> SimProcess:
+def sim_command(
+    workdir: Path, *, history_window: int, verbosity: int = 0, start_pods: bool = False
+) -> list[str]:
+    """``ksched sim serve`` as the bench runs it: without ``start_pods``, bound pods stay Pending (as
+    in upstream's scheduler_perf, which has no kubelets); graceful deletes complete either way."""
+    cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "sim", "serve", "--port", "0"]
+    cmd += ["--kubeconfig-out", str(workdir / "kubeconfig"), "--history-window", str(history_window)]
+    if not start_pods:
+        cmd.append("--no-start-pods")
+    return cmd
+
+
+def start_sim(
+    workdir: Path, *, history_window: int, verbosity: int = 0, start_pods: bool = False
+) -> SimProcess:
     """Start the embedded cluster with no nodes (the driver adds them) and wait for its URL."""
     kubeconfig = workdir / "kubeconfig"
     log_path = workdir / "sim.log"
-    cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "sim", "serve", "--port", "0"]
-    cmd += ["--kubeconfig-out", str(kubeconfig), "--history-window", str(history_window)]
+    cmd = sim_command(workdir, history_window=history_window, verbosity=verbosity, start_pods=start_pods)
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log_file, env=dict(os.environ))
     assert proc.stdout is not None

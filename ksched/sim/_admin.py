@@ -24,11 +24,12 @@ if TYPE_CHECKING:
     from ksched.sim._http import ApiServer
 
 
-def add_admin_routes(app: web.Application, server: ApiServer) -> None:
+def admin_routes(server: ApiServer) -> dict[str, dict[str, Any]]:
+    """Path -> HTTP method -> handler, for :meth:`~ksched.sim._http.ApiServer.handle`."""
     from ksched.sim._http import error_response, json_response, read_json
 
     def guarded(fn: Any) -> Any:
-        async def wrapper(request: web.Request) -> web.Response:
+        async def wrapper(request: web.BaseRequest) -> web.Response:
             try:
                 return await fn(request)
             except st.StatusError as exc:
@@ -38,32 +39,32 @@ def add_admin_routes(app: web.Application, server: ApiServer) -> None:
 
         return wrapper
 
-    async def get_faults(request: web.Request) -> web.Response:
+    async def get_faults(request: web.BaseRequest) -> web.Response:
         return json_response(server.faults.config.to_dict())
 
-    async def put_faults(request: web.Request) -> web.Response:
+    async def put_faults(request: web.BaseRequest) -> web.Response:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise st.bad_request("faults must be a JSON object")
         server.faults.configure(FaultConfig.from_dict(body))
         return json_response(server.faults.config.to_dict())
 
-    async def get_audit(request: web.Request) -> web.Response:
+    async def get_audit(request: web.BaseRequest) -> web.Response:
         since = int(request.query.get("since", "0"))
-        return json_response(server.audit.to_json(since))
+        return json_response(server.audit.to_json_bytes(since))
 
-    async def delete_audit(request: web.Request) -> web.Response:
+    async def delete_audit(request: web.BaseRequest) -> web.Response:
         server.audit.clear()
         return json_response({"items": []})
 
-    async def stats(request: web.Request) -> web.Response:
+    async def stats(request: web.BaseRequest) -> web.Response:
         store = server.store
         with store.lock:
             counts = {key: len(t.objects) for key, t in store.tables.items()}
             rv = store.rv
         return json_response({"resourceVersion": str(rv), "objects": counts, "watches": len(server.wakers)})
 
-    async def post_nodes(request: web.Request) -> web.Response:
+    async def post_nodes(request: web.BaseRequest) -> web.Response:
         body = await read_json(request)
         nodes = make_nodes(
             int(body.get("count", 1)),
@@ -75,7 +76,7 @@ def add_admin_routes(app: web.Application, server: ApiServer) -> None:
         n = server.store.bulk_create("nodes", nodes)
         return json_response({"created": n}, 201)
 
-    async def post_pods(request: web.Request) -> web.Response:
+    async def post_pods(request: web.BaseRequest) -> web.Response:
         body = await read_json(request)
         ns = body.get("namespace", "default")
         pods = make_pods(
@@ -87,11 +88,10 @@ def add_admin_routes(app: web.Application, server: ApiServer) -> None:
         n = server.store.bulk_create("pods", pods, namespace=ns)
         return json_response({"created": n}, 201)
 
-    r = app.router
-    r.add_get("/admin/faults", guarded(get_faults))
-    r.add_put("/admin/faults", guarded(put_faults))
-    r.add_get("/admin/audit", guarded(get_audit))
-    r.add_delete("/admin/audit", guarded(delete_audit))
-    r.add_get("/admin/stats", guarded(stats))
-    r.add_post("/admin/nodes", guarded(post_nodes))
-    r.add_post("/admin/pods", guarded(post_pods))
+    return {
+        "/admin/faults": {"GET": guarded(get_faults), "PUT": guarded(put_faults)},
+        "/admin/audit": {"GET": guarded(get_audit), "DELETE": guarded(delete_audit)},
+        "/admin/stats": {"GET": guarded(stats)},
+        "/admin/nodes": {"POST": guarded(post_nodes)},
+        "/admin/pods": {"POST": guarded(post_pods)},
+    }

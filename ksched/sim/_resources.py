@@ -30,20 +30,19 @@ class ResourceType:
     storage: str = ""
     """Store key of the resource whose table holds these objects, when this is another API version of
     it (``events.events.k8s.io`` -> ``events``); objects are converted in ``ksched/sim/_convert.py``."""
+    # Derived once (read on every request and every store write, so not properties):
+    key: str = field(init=False, repr=False, compare=False)
+    """Store key: ``pods`` or ``leases.coordination.k8s.io`` (unique across groups)."""
+    storage_key: str = field(init=False, repr=False, compare=False)
+    """Key of the store table holding this resource's objects."""
+    api_version: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        """Store key: ``pods`` or ``leases.coordination.k8s.io`` (unique across groups)."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-    @property
-    def storage_key(self) -> str:
-        """Key of the store table holding this resource's objects."""
-        return self.storage or self.key
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+    def __post_init__(self) -> None:
+        key = f"{self.plural}.{self.group}" if self.group else self.plural
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "storage_key", self.storage or key)
+        api_version = f"{self.group}/{self.version}" if self.group else self.version
+        object.__setattr__(self, "api_version", api_version)
 
     @property
     def list_kind(self) -> str:

@@ -71,10 +71,10 @@ def parse_label_selector(text: str | None) -> Predicate | None:
     return lambda labels: all(p(labels) for p in preds)
 
 
-def field_value(obj: dict[str, Any], path: str) -> str:
-    """The string value at a dotted path (``spec.nodeName``), ``""`` when absent."""
+def field_value(obj: dict[str, Any], path: str | tuple[str, ...]) -> str:
+    """The string value at a dotted path (``spec.nodeName``, or its parts), ``""`` when absent."""
     cur: Any = obj
-    for part in path.split("."):
+    for part in path.split(".") if isinstance(path, str) else path:
         if not isinstance(cur, dict):
             return ""
         cur = cur.get(part)
@@ -85,7 +85,8 @@ def field_value(obj: dict[str, Any], path: str) -> str:
     return str(cur) if not isinstance(cur, (dict, list)) else ""
 
 
-def _field_req(req: str, path_map: Callable[[str], str] | None = None) -> Predicate:
+def _field_req(req: str, path_map: Callable[[str], str] | None = None) -> tuple[str, bool, str]:
+    """(path, wants equality, value) of one ``path=value`` or ``path!=value`` requirement."""
     for op in ("!=", "==", "="):
         if op in req:
             path, value = (s.strip() for s in req.split(op, 1))
@@ -93,20 +94,42 @@ def _field_req(req: str, path_map: Callable[[str], str] | None = None) -> Predic
                 break
             if path_map is not None:
                 path = path_map(path)
-            if op == "!=":
-                return lambda obj: field_value(obj, path) != value
-            return lambda obj: field_value(obj, path) == value
+            return path, op != "!=", value
     raise StatusError(400, f"invalid field selector: {req!r}: expected 'field=value' or 'field!=value'")
+
+
+class _FieldSelector:
+    """A parsed field selector: each path is split once and read once per object, however many
+    requirements name it (the scheduler's ``status.phase!=Succeeded,status.phase!=Failed`` is
+    evaluated twice per pod event on its watch)."""
+
+    __slots__ = ("_groups",)
+
+    def __init__(self, reqs: list[tuple[str, bool, str]]) -> None:
+        by_path: dict[str, tuple[set[str], set[str]]] = {}
+        for path, eq, value in reqs:
+            want, refuse = by_path.setdefault(path, (set(), set()))
+            (want if eq else refuse).add(value)
+        self._groups = tuple(
+            (tuple(path.split(".")), frozenset(want), frozenset(refuse))
+            for path, (want, refuse) in by_path.items()
+        )
+
+    def __call__(self, obj: dict[str, Any]) -> bool:
+        for parts, want, refuse in self._groups:
+            v = field_value(obj, parts)
+            if v in refuse:
+                return False
+            if want and (len(want) > 1 or v not in want):
+                return False  # several different required values can never all hold
+        return True
 
 
 def parse_field_selector(text: str | None, path_map: Callable[[str], str] | None = None) -> Predicate | None:
     """A predicate over a whole object, or ``None`` when the selector is empty."""
     if not text or not text.strip():
         return None
-    preds = [_field_req(r, path_map) for r in text.split(",") if r.strip()]
-    if len(preds) == 1:
-        return preds[0]
-    return lambda obj: all(p(obj) for p in preds)
+    return _FieldSelector([_field_req(r, path_map) for r in text.split(",") if r.strip()])
 
 
 class ObjectFilter:

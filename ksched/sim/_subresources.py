@@ -14,14 +14,17 @@ from aiohttp import web
 
 from ksched.sim import _status as st
 from ksched.sim._clock import rfc3339
+from ksched.sim._resources import BY_KEY
 from ksched.sim._selectors import match_label_selector
 from ksched.sim.store import Obj
 
 if TYPE_CHECKING:
     from ksched.sim._http import ApiServer, Req
 
+PODS = BY_KEY["pods"]
 
-async def handle(server: ApiServer, request: web.Request, req: Req) -> web.Response:
+
+async def handle(server: ApiServer, request: web.BaseRequest, req: Req) -> web.Response:
     from ksched.sim._http import json_response, read_json
 
     if req.sub == "status":
@@ -87,7 +90,7 @@ def bind(server: ApiServer, namespace: str, name: str, body: dict[str, Any]) -> 
 
     with store.lock:  # audit sequence follows commit order
         try:
-            store.mutate("pods", name, namespace, assign)
+            store.mutate(PODS, name, namespace, assign)
         except st.StatusError as exc:
             result = (
                 "not-found"

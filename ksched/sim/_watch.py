@@ -85,7 +85,7 @@ def _filtered(ev: WatchEvent, flt: ObjectFilter, rtype: ResourceType) -> bytes |
 
 
 async def serve_watch(
-    server: ApiServer, request: web.Request, rtype: ResourceType, flt: ObjectFilter, q: dict[str, str]
+    server: ApiServer, request: web.BaseRequest, rtype: ResourceType, flt: ObjectFilter, q: dict[str, str]
 ) -> web.StreamResponse:
     """Run one watch request until timeout, client disconnect, server stop or an injected drop."""
     store, settings, loop = server.store, server.settings, asyncio.get_running_loop()

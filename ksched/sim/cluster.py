@@ -43,11 +43,14 @@ class SimCluster:
         self.audit = AuditLog(clock=self.store.clock)
         self.faults = FaultInjector(faults)
         self.kubelet = Kubelet(
-            self.store, running_delay_s=self.config.running_delay_s, grace_scale=self.config.grace_scale
+            self.store,
+            running_delay_s=self.config.running_delay_s,
+            grace_scale=self.config.grace_scale,
+            start_pods=self.config.start_pods,
         )
         self.api = ApiServer(self.store, self.faults, self.audit, self.config)
         self.url = ""
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         for ns in self.config.default_namespaces:
@@ -62,9 +65,7 @@ class SimCluster:
         self.api.closing = False
         if self.config.kubelet:
             self.kubelet.attach(self._loop)
-        runner = web.AppRunner(
-            self.api.make_app(), access_log=None, shutdown_timeout=1.0, handler_cancellation=True
-        )
+        runner = web.ServerRunner(self.api.make_server(), shutdown_timeout=1.0)
         await runner.setup()
         site = web.TCPSite(runner, self.config.host, self.config.port)
         await site.start()

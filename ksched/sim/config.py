@@ -21,6 +21,9 @@ class SimConfig:
     """A watch stream whose single write blocks longer than this is closed."""
     kubelet: bool = True
     """Run the kubelet stand-in (bound pods become Running; graceful deletes complete)."""
+    start_pods: bool = True
+    """Whether the kubelet stand-in turns bound pods Running. Off, bound pods stay Pending, as in
+    upstream's scheduler_perf (which has no kubelets), and graceful deletes still complete."""
     running_delay_s: float = 0.01
     """Delay between a pod being bound and the kubelet stand-in marking it Running."""
     grace_scale: float = 1.0

@@ -32,6 +32,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import orjson
+
 from ksched.sim._clock import Clock, SystemClock
 
 VERBS = ("list", "watch", "get", "create", "update", "patch", "delete", "deletecollection")
@@ -130,13 +132,15 @@ class FaultInjector:
         with self._lock:
             self.config = config
             self._rng = random.Random(config.seed)
+            c = config
+            self._active = bool(
+                c.latency or c.errors or c.watch_drop_every or c.watch_drop_rate or c.binding_conflict_rate
+            )
 
     @property
     def active(self) -> bool:
-        c = self.config
-        return bool(
-            c.latency or c.errors or c.watch_drop_every or c.watch_drop_rate or c.binding_conflict_rate
-        )
+        """Whether anything is injected (computed by :meth:`configure`: it is asked on every request)."""
+        return self._active
 
     def delay_s(self, verb: str, resource: str) -> float:
         total = 0.0
@@ -233,4 +237,9 @@ class AuditLog:
         return [recs for recs in self.bound().values() if len(recs) > 1]
 
     def to_json(self, since_seq: int = 0) -> dict[str, Any]:
-        return {"items": [asdict(r) for r in self.records(since_seq)]}
+        return orjson.loads(self.to_json_bytes(since_seq))  # type: ignore[no-any-return]
+
+    def to_json_bytes(self, since_seq: int = 0) -> bytes:
+        """``{"items": [...]}`` as JSON: orjson encodes the dataclasses natively, about 20 times faster
+        than ``asdict`` (the bench polls this four times a second while thousands of pods bind)."""
+        return orjson.dumps({"items": self.records(since_seq)})

@@ -250,17 +250,25 @@ class Store:
             return rv, out, None, 0
 
     # -- writes -------------------------------------------------------------------------------------
-    def _commit(self, t: Table, type_: str, obj: Obj, prev: Obj | None) -> Entry:
-        """Stamp a new resourceVersion, store (or drop) the object and notify listeners."""
-        self.rv += 1
-        meta = obj["metadata"] = {**obj["metadata"], "resourceVersion": str(self.rv)}
+    def _commit(self, t: Table, type_: str, obj: Obj, prev: Obj | None, *, own_meta: bool = False) -> Entry:
+        """Stamp a new resourceVersion, store (or drop) the object and notify listeners.
+
+        ``own_meta``: ``obj["metadata"]`` is a fresh dict no other object shares, so it is stamped in
+        place instead of copied.
+        """
+        rv = self.rv = self.rv + 1
+        if own_meta:
+            meta = obj["metadata"]
+            meta["resourceVersion"] = str(rv)
+        else:
+            meta = obj["metadata"] = {**obj["metadata"], "resourceVersion": str(rv)}
         key = (meta.get("namespace", ""), meta["name"])
         entry = Entry(obj)
         if type_ == "DELETED":
             t.objects.pop(key, None)
         else:
             t.objects[key] = entry
-        ev = WatchEvent(type_, self.rv, entry, prev)
+        ev = WatchEvent(type_, rv, entry, prev)
         t.history.append(ev)
         for fn in t.listeners:
             fn(ev)
@@ -316,7 +324,7 @@ class Store:
             meta["creationTimestamp"] = rfc3339(self.clock.now())
             meta.pop("deletionTimestamp", None)
             _apply_defaults(t.rtype, obj)
-            return self._commit(t, "ADDED", obj, None).view(rtype)
+            return self._commit(t, "ADDED", obj, None, own_meta=True).view(rtype)
 
     def mutate(
         self,
@@ -349,7 +357,7 @@ class Store:
                 meta[k] = cm[k]
             if rtype.namespaced:
                 meta["namespace"] = cm["namespace"]
-            return self._commit(t, "MODIFIED", new, cur).view(rtype)
+            return self._commit(t, "MODIFIED", new, cur, own_meta=True).view(rtype)
 
     def update(
         self,
@@ -488,15 +496,37 @@ def _entry_key(e: Entry) -> Key:
 
 
 def _same(a: Obj, b: Obj) -> bool:
-    """Equal ignoring resourceVersion (a no-op write does not bump the version, as upstream)."""
-    if a.keys() != b.keys():
+    """Equal ignoring resourceVersion (a no-op write does not bump the version, as upstream).
+
+    Runs on every write, which usually shares most parts with the current object and changes one:
+    so shared parts are skipped by identity, metadata (the largest part, never the only change of a
+    binding or status write) is compared last, and without building copies.
+    """
+    if len(a) != len(b):
         return False
     for k, v in a.items():
-        if k == "metadata":
-            ma, mb = v, b["metadata"]
-            if {**ma, "resourceVersion": ""} != {**mb, "resourceVersion": ""}:
-                return False
-        elif v != b[k]:
+        if k not in b:
+            return False
+        w = b[k]
+        if v is w or k == "metadata":
+            continue
+        if v != w:
+            return False
+    ma, mb = a.get("metadata"), b.get("metadata")
+    if ma is mb:
+        return True
+    if not isinstance(ma, dict) or not isinstance(mb, dict):
+        return bool(ma == mb)
+    rv = "resourceVersion"
+    if len(ma) - (rv in ma) != len(mb) - (rv in mb):
+        return False
+    for k, v in ma.items():
+        if k == rv:
+            continue
+        if k not in mb:
+            return False
+        w = mb[k]
+        if v is not w and v != w:
             return False
     return True
 

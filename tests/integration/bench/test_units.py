@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import math
+from pathlib import Path
 
 import pytest
 
 from ksched.bench import promtext, stats, workload
+from ksched.bench.command import add_bench_parser
 from ksched.bench.errors import WorkloadError
+from ksched.bench.procs import sim_command
 
 
 def test_percentiles_are_upstreams_nearest_rank() -> None:
@@ -110,3 +114,14 @@ def test_invalid_workloads_name_the_field(doc: dict[str, object], field: str) ->
 def test_unknown_workload_lists_the_shipped_ones() -> None:
     with pytest.raises(WorkloadError, match="SchedulingBasic"):
         workload.load("NoSuchWorkload")
+
+
+def test_the_cluster_leaves_bound_pods_pending_unless_asked(tmp_path: Path) -> None:
+    """As upstream's scheduler_perf, which has no kubelets; ``--start-pods`` brings them back."""
+    cmd = sim_command(tmp_path, history_window=1000)
+    assert cmd[-1] == "--no-start-pods" and "serve" in cmd
+    assert "--no-start-pods" not in sim_command(tmp_path, history_window=1000, start_pods=True)
+    parser = argparse.ArgumentParser()
+    add_bench_parser(parser.add_subparsers())
+    assert parser.parse_args(["bench", "SchedulingBasic"]).start_pods is False
+    assert parser.parse_args(["bench", "SchedulingBasic", "--start-pods"]).start_pods is True

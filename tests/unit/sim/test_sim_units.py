@@ -7,7 +7,8 @@ import pytest
 from ksched.sim._patch import json_patch, merge_patch, strategic_merge_patch
 from ksched.sim._selectors import match_label_selector, parse_field_selector, parse_label_selector
 from ksched.sim._status import StatusError
-from ksched.sim.store import Store
+from ksched.sim.faults import AuditLog
+from ksched.sim.store import Store, _same
 from ksched.sim.workloads import ZONE_LABEL, make_nodes, make_pods
 
 
@@ -32,6 +33,61 @@ def test_field_selector_missing_field_is_empty() -> None:
     assert pred is not None and pred({"spec": {}, "status": {"phase": "Pending"}})
     with pytest.raises(StatusError):
         parse_field_selector("nonsense")
+
+
+@pytest.mark.parametrize(
+    ("selector", "obj", "expected"),
+    [
+        pytest.param("status.phase!=Succeeded,status.phase!=Failed", {"status": {"phase": "Pending"}}, True),
+        pytest.param("status.phase!=Succeeded,status.phase!=Failed", {"status": {"phase": "Failed"}}, False),
+        pytest.param("status.phase!=Succeeded,status.phase!=Failed", {}, True, id="absent reads as empty"),
+        pytest.param("spec.nodeName=a,spec.nodeName=a", {"spec": {"nodeName": "a"}}, True),
+        pytest.param("spec.nodeName=a,spec.nodeName=b", {"spec": {"nodeName": "a"}}, False, id="two values"),
+        pytest.param("spec.nodeName=a,spec.nodeName!=a", {"spec": {"nodeName": "a"}}, False),
+        pytest.param("spec.nodeName==a,metadata.name=x", {"spec": {"nodeName": "a"}, "metadata": {}}, False),
+        pytest.param("spec.unschedulable=true", {"spec": {"unschedulable": True}}, True, id="booleans"),
+        pytest.param("spec.x.y=", {"spec": {"x": "not a dict"}}, True, id="through a non-dict"),
+    ],
+)
+def test_field_selector_requirements(selector: str, obj: dict[str, object], expected: bool) -> None:
+    pred = parse_field_selector(selector)
+    assert pred is not None and pred(obj) is expected
+
+
+def test_same_ignores_only_the_resource_version() -> None:
+    base = {"kind": "Pod", "metadata": {"name": "a", "resourceVersion": "1"}, "spec": {"n": 1}}
+    assert _same({**base, "metadata": {"name": "a", "resourceVersion": "2"}}, base)
+    assert _same({**base, "metadata": {"name": "a"}}, base)
+    assert _same({**base, "spec": {"n": 1}}, base)
+    assert not _same({**base, "spec": {"n": 2}}, base)
+    assert not _same({**base, "metadata": {"name": "b", "resourceVersion": "1"}}, base)
+    assert not _same({**base, "metadata": {"name": "a", "resourceVersion": "1", "labels": {}}}, base)
+    assert not _same({**base, "status": {}}, base)
+    assert not _same({"kind": "Pod", "metadata": base["metadata"], "status": {"n": 1}}, base)
+
+
+def test_a_no_op_write_keeps_the_resource_version() -> None:
+    store = Store()
+    store.create("namespaces", {"metadata": {"name": "default"}})
+    created = store.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {}})
+    rv = created["metadata"]["resourceVersion"]
+    same = store.mutate("pods", "p", "default", lambda cur: {**cur, "spec": dict(cur["spec"])})
+    assert same["metadata"]["resourceVersion"] == rv and store.rv == int(rv)
+    changed = store.mutate(
+        "pods", "p", "default", lambda cur: {**cur, "spec": {**cur["spec"], "nodeName": "n"}}
+    )
+    assert int(changed["metadata"]["resourceVersion"]) == int(rv) + 1
+    assert created["metadata"]["resourceVersion"] == rv  # the old version is never touched
+
+
+def test_audit_json_lists_records_after_a_sequence_number() -> None:
+    audit = AuditLog()
+    for i in range(3):
+        audit.record("default", f"p{i}", f"u{i}", "node-0", "bound", 201)
+    doc = audit.to_json(1)
+    assert [r["name"] for r in doc["items"]] == ["p1", "p2"]
+    assert set(doc["items"][0]) == {"seq", "namespace", "name", "uid", "node", "result", "code", "timestamp"}
+    assert doc["items"][0]["seq"] == 2 and doc["items"][0]["code"] == 201
 
 
 def test_label_selector_object() -> None:

@@ -52,6 +52,7 @@ from ksched.framework.result import (
     num_feasible_nodes_to_find,
     weighted_sum,
 )
+from ksched.framework.row_delta import RowDelta
 from ksched.framework.waiting import WaitingPods
 from ksched.model.pod import Pod
 
@@ -690,21 +691,18 @@ def _rows_with_nominated(
     result: CycleResult,
 ) -> np.ndarray | None:
     """Pass 1 of the two-pass rule for ``rows`` whose nominated pods only row-local filters see:
-    the pods are counted in the row accounting, and only ``plugins`` (the ones that read it) are
-    asked, about those rows only. The verdicts and reasons are the ones a whole-profile pass would
+    only ``plugins`` (the ones that read the pods on a node) are asked, about those rows only, with
+    the pods handed over as a :class:`RowDelta` to add to what the cache holds (the cache itself is
+    not touched). The verdicts and reasons are the ones a whole-profile pass would
     give on those rows; its cost no longer grows with the cluster. Returns a narrowed copy of
     ``feasible``, or None when no row dropped out."""
-    idx = np.asarray(rows, dtype=np.intp)
     delta = fw._row_delta(rows, by_row)
+    idx = delta.rows
     found: list[tuple[str, FilterResult]] = []
-    delta.apply(cluster, +1)
-    try:
-        for plugin in plugins:
-            fr = plugin.filter_rows(state, pod, cluster, idx)
-            if fr.failed is not None and fr.failed.any():
-                found.append((plugin.name, fr))
-    finally:
-        delta.apply(cluster, -1)
+    for plugin in plugins:
+        fr = plugin.filter_rows(state, pod, cluster, delta)
+        if fr.failed is not None and fr.failed.any():
+            found.append((plugin.name, fr))
     if not found:
         return None
     n = feasible.shape[0]
@@ -725,56 +723,6 @@ def _count_on_rows(cluster: ClusterCache, pods: list[Pod], rows: list[int], sign
     requested, non-zero requested, pod count and host ports, which is all row-local filters read.
     Integer adds, so ``+1`` then ``-1`` leaves the arrays bit for bit as they were."""
     RowDelta(pods, rows).apply(cluster, sign)
-
-
-class RowDelta:
-    """Pods summed per row, ready to be added to (or taken from) the row accounting in a few array
-    operations. Built once per distinct set of nominated pods (see ``Framework._row_delta``):
-    thousands of cycles in a row see the same nominations, and summing them is most of the pass."""
-
-    __slots__ = ("_count", "_idx", "_nz", "_ports", "_requests", "pods")
-
-    def __init__(self, pods: list[Pod], rows: list[int]) -> None:
-        self.pods = pods  # kept alive: the memo key holds their ids
-        per_row: dict[int, list[int]] = {}
-        requests: dict[str, dict[int, int]] = {}
-        self._ports = [(r, p.host_ports) for p, r in zip(pods, rows, strict=True) if p.host_ports]
-        for p, r in zip(pods, rows, strict=True):
-            acc = per_row.get(r)
-            if acc is None:
-                acc = per_row[r] = [0, 0, 0]
-            acc[0] += 1
-            acc[1] += p.nonzero_cpu
-            acc[2] += p.nonzero_memory
-            for name, value in p.requests.items():
-                if name != "pods" and value:
-                    by_row = requests.setdefault(name, {})
-                    by_row[r] = by_row.get(r, 0) + value
-        order = list(per_row)
-        self._idx = np.asarray(order, dtype=np.intp)
-        sums = np.asarray([per_row[r] for r in order], dtype=np.int64).reshape(-1, 3)
-        self._count = sums[:, 0].copy()
-        self._nz = sums[:, 1:].copy()
-        self._requests = [
-            (name, np.asarray([by_row.get(r, 0) for r in order], dtype=np.int64))
-            for name, by_row in requests.items()
-        ]
-
-    def apply(self, cluster: ClusterCache, sign: int) -> None:
-        nodes = cluster.nodes
-        for r, ports in self._ports:
-            cluster.ports.add(r, ports, sign)
-        idx = self._idx
-        if idx.size == 0:
-            return
-        resources = cluster.resources
-        cols = [(resources.column(name), values) for name, values in self._requests]
-        if cols and max(c for c, _ in cols) >= nodes.requested.shape[1]:
-            nodes.ensure_columns()  # a pending pod may bring a resource no node has
-        for col, values in cols:
-            nodes.requested[idx, col] += values * sign
-        nodes.nonzero_requested[idx] += self._nz * sign
-        nodes.pod_count[idx] += self._count * sign
 
 
 _SAFE_TOTAL = 1 << 62

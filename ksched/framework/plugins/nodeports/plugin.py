@@ -15,6 +15,7 @@ from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
 from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, FilterResult, PreFilterResult, Status
 from ksched.framework.registry import Handle
+from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 
 NAME: Final = names.NODE_PORTS
@@ -51,15 +52,21 @@ class NodePorts:
         return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, added: RowDelta
     ) -> FilterResult:
-        """:meth:`filter` on ``rows`` only, ``failed`` aligned with ``rows`` (the nominated-pods
-        pass; see ``runtime._filter_with_nominated``)."""
-        if not pod.host_ports or not cluster.ports:
+        """:meth:`filter` on ``added.rows`` only, with ``added``'s pods' host ports counted there;
+        ``failed`` is aligned with those rows (the nominated-pods pass; see
+        ``runtime._filter_with_nominated``)."""
+        if not pod.host_ports or not (cluster.ports or added.ports):
             return FilterResult.all_pass()
         clashing: set[int] = set()
-        for wanted in pod.host_ports:
-            clashing |= cluster.ports.conflicting_rows(wanted)
+        added.apply_ports(cluster, +1)
+        try:
+            for wanted in pod.host_ports:
+                clashing |= cluster.ports.conflicting_rows(wanted)
+        finally:
+            added.apply_ports(cluster, -1)
+        rows = added.rows
         fails = np.fromiter((int(r) in clashing for r in rows), dtype=np.bool_, count=int(rows.size))
         if not fails.any():
             return FilterResult.all_pass()

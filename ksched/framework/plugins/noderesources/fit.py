@@ -37,6 +37,7 @@ from ksched.framework.plugins.noderesources.resource_pass import (
 )
 from ksched.framework.plugins.noderesources.scoring import STRATEGY_CODES
 from ksched.framework.registry import Handle
+from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 from ksched.model.resources import CPU
 
@@ -129,11 +130,11 @@ class Fit:
         return FilterResult(bits, spec.reasons, spec.codes, res.passed, res.n_passed)
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, added: RowDelta
     ) -> FilterResult:
-        """:meth:`filter` on ``rows`` only, ``failed`` aligned with ``rows``, from the node table
-        as it is now (the nominated-pods pass; see ``runtime._filter_with_nominated``)."""
-        bits = self._pass.bits_on_rows(state, pod, cluster, rows)
+        """:meth:`filter` on ``added.rows`` only, with ``added``'s pods counted there; ``failed`` is
+        aligned with those rows (the nominated-pods pass; see ``runtime._filter_with_nominated``)."""
+        bits = self._pass.bits_on_rows(state, pod, cluster, added)
         if bits is None or not bits.any():
             return FilterResult.all_pass()
         spec = self._spec(state, pod, cluster)

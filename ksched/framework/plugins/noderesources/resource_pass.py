@@ -35,6 +35,7 @@ from ksched.framework.plugins.noderesources.scoring import (
     fused_pass_ref,
     pack_spec,
 )
+from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY, is_extended, is_hugepages
 
@@ -309,21 +310,27 @@ class ResourcePass:
         return memo
 
     def bits_on_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
+        self, state: CycleState, pod: Pod, cluster: ClusterCache, added: RowDelta
     ) -> np.ndarray | None:
-        """Fit's failure bits on ``rows`` only (aligned with ``rows``), read from the node table
-        as it is now and never memoized: the nominated-pods pass counts nominated pods on a few
-        rows and asks again (see ``runtime._filter_with_nominated``). The same kernel as
-        :meth:`result`, on copies of those rows; None when the pod checks no resource."""
+        """Fit's failure bits on ``added.rows`` only (aligned with them), with ``added``'s pods
+        counted there, never memoized: the nominated-pods pass (``runtime._filter_with_nominated``).
+        The same kernel as :meth:`result`, on copies of those rows; None when the pod checks no
+        resource."""
         spec = self.cycle_spec(state, pod, cluster)
+        extra = added.requested(cluster)  # first: it may widen the node table
         nodes = cluster.nodes
+        rows = added.rows
+        requested = nodes.requested[rows]
+        requested += extra
+        nonzero = nodes.nonzero_requested[rows]
+        nonzero += added.nonzero
         run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_pass", fused_pass_ref)
         out = run(
             nodes.allocatable[rows],
-            nodes.requested[rows],
-            nodes.nonzero_requested[rows],
+            requested,
+            nonzero,
             nodes.allowed_pods[rows],
-            nodes.pod_count[rows],
+            nodes.pod_count[rows] + added.count,
             nodes.valid[rows],
             int(rows.size),
             spec.packed,

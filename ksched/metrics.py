@@ -12,12 +12,17 @@ series, and turning it off is a process-wide switch (``disable_created_metrics``
 the CLI, not here.
 
 Thread-safety: the collectors are thread-safe (the I/O thread records bind results).
+
+Hot paths take labelled children from a :class:`Children`, which memoizes them per label tuple:
+``prometheus_client``'s ``labels()`` validates and stringifies every value and takes a lock on
+each call, a cost paid several times per pod otherwise. A child stays valid because nothing here
+removes or clears label sets.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -56,6 +61,9 @@ OPERATION_BINDING: Final = "binding"
 OPERATION_PRIORITIZING_EXTENDER: Final = "prioritizing_extender"
 SLI_ATTEMPTS_CAP: Final = 15
 """``pod_scheduling_sli_duration_seconds{attempts}`` is "1".."14", then "15+"."""
+
+
+M = TypeVar("M", Counter, Gauge, Histogram)
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -244,6 +252,27 @@ class Metrics:
         self.queue_incoming_pods.labels(queue=queue, event=event).inc()
 
 
+class Children(Generic[M]):
+    """One metric's labelled children, memoized per tuple of label values (in label order).
+
+    Owned by the component that records the metric (the queue, the scheduling loop) rather than by
+    :class:`Metrics`, whose attributes are exactly its collectors. Safe from any thread: a race at
+    most asks ``labels()`` twice, and it returns the same child both times.
+    """
+
+    __slots__ = ("_by_values", "_labels")
+
+    def __init__(self, metric: M) -> None:
+        self._labels = metric.labels
+        self._by_values: dict[tuple[str, ...], M] = {}
+
+    def __call__(self, *values: str) -> M:
+        found = self._by_values.get(values)
+        if found is None:
+            found = self._by_values[values] = self._labels(*values)
+        return found
+
+
 __all__ = [
     "CACHE_SIZE",
     "EVENT_HANDLING_DURATION_SECONDS",
@@ -265,6 +294,7 @@ __all__ = [
     "SCHEDULING_ALGORITHM_DURATION_SECONDS",
     "SCHEDULING_ATTEMPT_DURATION_SECONDS",
     "UNSCHEDULABLE_PODS",
+    "Children",
     "Metrics",
     "attempts_label",
     "exponential_buckets",

@@ -70,6 +70,8 @@ def boolean(raw: Any, obj: str, field: str, default: bool = False) -> bool:
 
 def string_map(raw: Any, obj: str, field: str) -> dict[str, str]:
     """A ``map[string]string`` such as labels or nodeSelector."""
+    if raw is None:  # absent, as nodeSelector mostly is
+        return {}
     m = mapping(raw, obj, field)
     for key, value in m.items():
         if not isinstance(key, str) or not isinstance(value, str):

@@ -247,10 +247,13 @@ class EventsRegistry:
 
     ``enabled`` names the plugins of the profiles in use (``None``: every plugin in ``events``);
     ``events`` maps a plugin name to its registrations (default :data:`DEFAULT_PLUGIN_EVENTS`).
-    Immutable after construction.
+    Immutable after construction; the answers per event are memoized, because the queue asks the
+    same few questions for every pod it parks and every pod bound (matching walks every
+    registration, tens of IntFlag operations), and the set of distinct events is small and fixed.
+    The memo needs no lock: a race at worst computes one answer twice.
     """
 
-    __slots__ = ("_by_plugin", "_registered")
+    __slots__ = ("_by_plugin", "_deaf", "_of_interest", "_registered")
 
     def __init__(
         self,
@@ -264,6 +267,8 @@ class EventsRegistry:
         self._registered: tuple[ClusterEvent, ...] = tuple(
             {e: None for evs in self._by_plugin.values() for e in evs}
         )
+        self._of_interest: dict[ClusterEvent, bool] = {}
+        self._deaf: dict[ClusterEvent, frozenset[str]] = {}
 
     def events_for(self, plugin: str) -> tuple[ClusterEvent, ...]:
         """The events ``plugin`` registered; an unknown plugin gets the wildcard, like upstream."""
@@ -271,11 +276,26 @@ class EventsRegistry:
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         """Upstream ``isEventOfInterest``: a wildcard event, or one some enabled plugin registered."""
-        return event.is_wildcard or match_any(event, self._registered)
+        known = self._of_interest.get(event)
+        if known is None:
+            known = self._of_interest[event] = event.is_wildcard or match_any(event, self._registered)
+        return known
+
+    def deaf_plugins(self, event: ClusterEvent) -> frozenset[str]:
+        """The known plugins whose registrations do not match ``event``: a parked pod whose
+        rejecting plugins all belong here stays parked. A plugin missing from the registry is never
+        deaf (it gets the wildcard), so a set test against this answers :meth:`plugin_interested`
+        for a whole pod at once."""
+        deaf = self._deaf.get(event)
+        if deaf is None:
+            deaf = self._deaf[event] = frozenset(
+                p for p, evs in self._by_plugin.items() if not match_any(event, evs)
+            )
+        return deaf
 
     def plugin_interested(self, plugin: str, event: ClusterEvent) -> bool:
         """Would ``plugin``'s (assumed ``Queue``) hint run for ``event``?"""
-        return match_any(event, self.events_for(plugin))
+        return plugin not in self.deaf_plugins(event)
 
 
 _ACTION_BY_NAME: Final[dict[str, ActionType]] = {

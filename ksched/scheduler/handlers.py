@@ -78,6 +78,9 @@ class ClusterEventHandlers:
         self._reported_invalid: dict[str, str] = {}
 
     def handle_informer_event(self, ev: kev.InformerEvent) -> None:
+        if type(ev) is kev.Upserted and ev.kind == "pods":  # most events: a pod added or changed
+            self._pod_upserted(ev.obj)
+            return
         if isinstance(ev, kev.Relisted):
             self._relist(ev)
             return

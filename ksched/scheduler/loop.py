@@ -28,7 +28,8 @@ from ksched.framework.guards import attach_metrics
 from ksched.framework.interface import Code
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.kube import events as kev
-from ksched.metrics import Metrics, attempts_label
+from ksched.metrics import Children, Metrics, attempts_label
+from ksched.model.pod import with_node_name
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.binder import Outbox
 from ksched.scheduler.binding_cycle import BindingCycle, PermitDecided
@@ -94,6 +95,7 @@ class Scheduler:
         )
         self.inbox = inbox if inbox is not None else Inbox()
         self.metrics = metrics
+        self._attempts = _AttemptMetrics(metrics) if metrics is not None else None
         self.preemption = Preemption(
             queue=queue,
             outbox=outbox,
@@ -160,12 +162,12 @@ class Scheduler:
     def _apply_one(self, item: Any) -> None:
         if item is None:
             return
-        if isinstance(item, BindDone):
+        if type(item) in _INFORMER_EVENTS:  # the bulk of the inbox, so tested first and by type
+            self._informer_event(item)
+        elif isinstance(item, BindDone):
             self._bind_done(item)
         elif isinstance(item, kev.Upserted | kev.Deleted | kev.Relisted | kev.Invalid):
-            self.handlers.handle_informer_event(item)
-            if self.binding_cycle.waiting_uids:
-                self.binding_cycle.drop_deleted()  # upstream rejects a waiting pod that is deleted
+            self._informer_event(item)
         elif isinstance(item, kev.Synced):
             was_synced = self.synced
             self.synced_kinds.add(item.kind)
@@ -187,6 +189,11 @@ class Scheduler:
             self.preemption.done(item, self.profiles)
         else:
             log.error("unknown inbox item %r", item)
+
+    def _informer_event(self, item: kev.InformerEvent) -> None:
+        self.handlers.handle_informer_event(item)
+        if self.binding_cycle.waiting_uids:
+            self.binding_cycle.drop_deleted()  # upstream rejects a waiting pod that is deleted
 
     # ------------------------------------------------------------------ one pod
     def schedule_one(self, pinfo: QueuedPodInfo) -> None:
@@ -215,7 +222,7 @@ class Scheduler:
             self._fail(pinfo, fw.profile, failure, start, nominating)
             return
         node = result.selected_node
-        assumed = dataclasses.replace(pod, node_name=node)
+        assumed = with_node_name(pod, node)
         self.cache.assume(assumed, node)
         self.queue.nominator.delete(pod.uid)  # upstream: an assumed pod is no longer nominated
         if fw.has_binding_plugins:
@@ -248,13 +255,12 @@ class Scheduler:
         assert self.metrics is not None
         end = time.perf_counter()
         last_status = "Success" if result.status.ok else _status_label(result.status.code)
-        histogram = self.metrics.framework_extension_point_duration
+        assert self._attempts is not None
+        histogram = self._attempts.extension_points
         for i, (point, started) in enumerate(marks):
             finished = marks[i + 1][1] if i + 1 < len(marks) else end
             status = "Success" if i + 1 < len(marks) else last_status
-            histogram.labels(extension_point=point, status=status, profile=profile).observe(
-                finished - started
-            )
+            histogram(point, status, profile).observe(finished - started)
 
     @staticmethod
     def _failure(result: CycleResult) -> tuple[str, str, set[str]]:
@@ -287,10 +293,7 @@ class Scheduler:
         result_label = "unschedulable" if reason == REASON_UNSCHEDULABLE else "error"
         self.failed_count += 1
         if self.metrics is not None:
-            self.metrics.schedule_attempts.labels(result=result_label, profile=profile).inc()
-            self.metrics.scheduling_attempt_duration.labels(result=result_label, profile=profile).observe(
-                self.clock() - start
-            )
+            self._count_attempt(result_label, profile, self.clock() - start)
         log.debug("pod %s not scheduled: %s", pod.key, message)
         current = self.handlers.pending.get(pod.uid)
         if current is None:  # deleted or bound by someone else meanwhile: nothing to requeue
@@ -316,16 +319,7 @@ class Scheduler:
             self.queue.done(uid)
             now = self.clock()
             if self.metrics is not None:
-                pinfo = binding.pinfo
-                self.metrics.schedule_attempts.labels(result="scheduled", profile=profile).inc()
-                self.metrics.scheduling_attempt_duration.labels(result="scheduled", profile=profile).observe(
-                    now - binding.started
-                )
-                self.metrics.pod_scheduling_attempts.observe(pinfo.attempts)
-                if pinfo.initial_attempt_timestamp is not None:
-                    self.metrics.pod_scheduling_sli_duration.labels(
-                        attempts=attempts_label(pinfo.attempts)
-                    ).observe(now - pinfo.initial_attempt_timestamp)
+                self._count_scheduled(binding, profile, now)
             note = scheduled_message(done.pod, done.node)
             self.reporter.event(done.pod, profile, "Normal", EVENT_SCHEDULED, ACTION_BINDING, note)
             self.preemption.bound(done.pod)
@@ -336,6 +330,22 @@ class Scheduler:
         self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
         message = f'running Bind plugin "{BIND_PLUGIN}": {done.error}'
         self._fail(binding.pinfo, profile, (REASON_SCHEDULER_ERROR, message, set()), binding.started)
+
+    def _count_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """``schedule_attempts_total`` and ``scheduling_attempt_duration_seconds`` of one attempt."""
+        assert self._attempts is not None
+        self._attempts.attempts(result, profile).inc()
+        self._attempts.durations(result, profile).observe(seconds)
+
+    def _count_scheduled(self, binding: Binding, profile: str, now: float) -> None:
+        """The metrics of a pod bound: its attempt, how many it took, and the SLI duration."""
+        assert self.metrics is not None and self._attempts is not None
+        pinfo = binding.pinfo
+        self._count_attempt("scheduled", profile, now - binding.started)
+        self.metrics.pod_scheduling_attempts.observe(pinfo.attempts)
+        if pinfo.initial_attempt_timestamp is not None:
+            sli = self._attempts.sli(attempts_label(pinfo.attempts))
+            sli.observe(now - pinfo.initial_attempt_timestamp)
 
     # ------------------------------------------------------------------ /debug/profile
     def _start_profile(self, req: ProfileRequest) -> None:
@@ -365,6 +375,23 @@ class Scheduler:
         self._profile_until = None
 
 
+class _AttemptMetrics:
+    """The loop's labelled metrics, children memoized: recorded for every attempt."""
+
+    __slots__ = ("attempts", "durations", "extension_points", "sli")
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.attempts = Children(metrics.schedule_attempts)
+        """By (result, profile)."""
+        self.durations = Children(metrics.scheduling_attempt_duration)
+        """By (result, profile)."""
+        self.sli = Children(metrics.pod_scheduling_sli_duration)
+        """By attempts label."""
+        self.extension_points = Children(metrics.framework_extension_point_duration)
+        """By (extension_point, status, profile)."""
+
+
+_INFORMER_EVENTS = frozenset({kev.Upserted, kev.Deleted, kev.Relisted, kev.Invalid})
 _STATUS_LABELS = {
     Code.ERROR: "Error",
     Code.UNSCHEDULABLE: "Unschedulable",

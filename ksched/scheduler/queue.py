@@ -48,7 +48,7 @@ from enum import Enum
 
 from ksched.framework.interface import Code, Status
 from ksched.framework.plugins.queuesort import PrioritySort
-from ksched.metrics import QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_GATED, QUEUE_UNSCHEDULABLE, Metrics
+from ksched.metrics import QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_GATED, QUEUE_UNSCHEDULABLE, Children, Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as ev
 from ksched.scheduler.events_registry import ClusterEvent, EventsRegistry
@@ -64,6 +64,8 @@ from ksched.scheduler.queue_types import (
 )
 
 log = logging.getLogger(__name__)
+_POD_ADD = ev.UNSCHEDULED_POD_ADD.label
+_POD_UPDATE = ev.UNSCHEDULED_POD_UPDATE.label
 
 
 class Strategy(Enum):
@@ -96,12 +98,17 @@ class SchedulingQueue:
         self._pre_enqueue = pre_enqueue
         self._events = events or EventsRegistry()
         self._metrics = metrics
+        self._gauges = _QueueGauges(metrics) if metrics is not None else None
         self.nominator = Nominator()
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap()
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap()
         self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap()
         self._unsched: dict[str, QueuedPodInfo] = {}
         self._gated: set[str] = set()
+        self._unsched_version = 0
+        """Bumped whenever a parked pod comes, goes or changes what it waits for."""
+        self._quiet: dict[ClusterEvent, int] = {}
+        """Event -> the ``_unsched_version`` at which it was found to move no parked pod."""
         self._in_flight = InFlight()
         self._bo = BackoffPolicy(settings, self._active_key)
         self._cycle = 0
@@ -165,7 +172,7 @@ class SchedulingQueue:
             self.update(None, pod)
             return self.get(pod.uid)
         pinfo = QueuedPodInfo(pod=pod, timestamp=self._clock())
-        self._move_to_active(pinfo, ev.UNSCHEDULED_POD_ADD.label)
+        self._move_to_active(pinfo, _POD_ADD)
         self._sync_gauges()
         return pinfo
 
@@ -202,7 +209,7 @@ class SchedulingQueue:
                     break
             self._sync_gauges()
             return
-        self._move_to_active(QueuedPodInfo(pod=new, timestamp=self._clock()), ev.UNSCHEDULED_POD_UPDATE.label)
+        self._move_to_active(QueuedPodInfo(pod=new, timestamp=self._clock()), _POD_UPDATE)
         self._sync_gauges()
 
     def delete(self, uid: str) -> None:
@@ -288,11 +295,25 @@ class SchedulingQueue:
         pod with no rejecting plugin on any event); a gated pod moves only on its gating plugin's
         events. ``pre_check`` narrows the candidates (upstream's cross-topology pre-filter for
         assigned-pod events).
+
+        Every bound pod sends an event here, so the scan is skipped when its answer is known: no
+        pod parked, or this event already moved none of the parked pods and none of them changed
+        since (the decision depends only on the pods' plugins and the event, and only the queue
+        writes the plugins of a parked pod).
         """
         if not self._events.is_event_of_interest(event):
             return 0
-        candidates = [p for p in self._unsched.values() if pre_check is None or pre_check(p.pod)]
+        version = self._unsched_version
+        if not self._unsched or (pre_check is None and self._quiet.get(event) == version):
+            self._note_event(event)  # nothing parked, or nothing parked that this event can move
+            return 0
+        if pre_check is None:
+            candidates = list(self._unsched.values())
+        else:
+            candidates = [p for p in self._unsched.values() if pre_check(p.pod)]
         moved = self._move_pods(candidates, event)
+        if pre_check is None and self._unsched_version == version:
+            self._quiet[event] = version  # every parked pod skipped it: so will they next time
         self._sync_gauges()
         return moved
 
@@ -338,37 +359,47 @@ class SchedulingQueue:
 
     def _move_pods(self, pinfos: list[QueuedPodInfo], event: ClusterEvent, target: str | None = None) -> int:
         moved = 0
+        deaf = self._events.deaf_plugins(event)
         for pinfo in pinfos:
-            if pinfo.gated and not ev.match_any(event, self._events.events_for(pinfo.gating_plugin)):
-                continue
+            if pinfo.gating_plugin and pinfo.gating_plugin in deaf:
+                continue  # a gated pod moves only on its gating plugin's events
             strategy = self._worth_requeuing(pinfo, event, target)
             if strategy is Strategy.SKIP:
                 continue
             self._unsched_delete(pinfo.uid)
             if self._requeue(pinfo, strategy, event.label) != QUEUE_UNSCHEDULABLE:
                 moved += 1
+        self._note_event(event, target)
+        return moved
+
+    def _note_event(self, event: ClusterEvent, target: str | None = None) -> None:
+        """What every move request leaves behind, whether or not a pod moved: the cycle of the
+        request (pre-hint requeue rule) and the event for the pods in flight."""
         self._move_request_cycle = self._cycle
         self._in_flight.record(event, target)
-        return moved
 
     def _worth_requeuing(
         self, pinfo: QueuedPodInfo, event: ClusterEvent, target: str | None = None
     ) -> Strategy:
-        """Upstream ``isPodWorthRequeuing`` with every registered hint answering Queue."""
-        rejectors = pinfo.rejector_plugins
-        if not rejectors:
+        """Upstream ``isPodWorthRequeuing`` with every registered hint answering Queue.
+
+        Called for every parked pod on every event of interest, hence set tests against the
+        registry's memoized deaf plugins instead of asking plugin by plugin: Queue when a pending
+        plugin may be helped, after backoff when a rejecting one may be, else skip.
+        """
+        unschedulable, pending = pinfo.unschedulable_plugins, pinfo.pending_plugins
+        if not unschedulable and not pending:
             return Strategy.AFTER_BACKOFF
         if target is not None and target != pinfo.uid:
             return Strategy.SKIP
         if event.is_wildcard:
             return Strategy.AFTER_BACKOFF
-        strategy = Strategy.SKIP
-        for plugin in rejectors:
-            if self._events.plugin_interested(plugin, event):
-                if plugin in pinfo.pending_plugins:
-                    return Strategy.IMMEDIATELY
-                strategy = Strategy.AFTER_BACKOFF
-        return strategy
+        deaf = self._events.deaf_plugins(event)
+        if pending and not pending <= deaf:
+            return Strategy.IMMEDIATELY
+        if unschedulable <= deaf:
+            return Strategy.SKIP
+        return Strategy.AFTER_BACKOFF
 
     def _hint_for_in_flight(self, pinfo: QueuedPodInfo) -> Strategy:
         """Upstream ``determineSchedulingHintForInFlightPod``."""
@@ -411,7 +442,7 @@ class SchedulingQueue:
         self._error_backoff.remove(uid)
         self._active.push(uid, self._active_key(pinfo), pinfo)
         self._incoming(QUEUE_ACTIVE, event)
-        if event in (ev.UNSCHEDULED_POD_ADD.label, ev.UNSCHEDULED_POD_UPDATE.label):
+        if event in (_POD_ADD, _POD_UPDATE):
             self.nominator.add(pinfo.pod)
         return True
 
@@ -434,6 +465,8 @@ class SchedulingQueue:
 
     def _run_pre_enqueue(self, pinfo: QueuedPodInfo) -> None:
         """Run PreEnqueue plugins, the one that gated the pod last time first."""
+        if self._unsched.get(pinfo.uid) is pinfo:
+            self._unsched_version += 1  # may change what a parked pod waits for
         plugins = self._pre_enqueue
         if isinstance(plugins, Mapping):
             plugins = plugins.get(pinfo.pod.scheduler_name, ())
@@ -463,6 +496,7 @@ class SchedulingQueue:
         return uid in self._backoff or uid in self._error_backoff
 
     def _unsched_add_or_update(self, pinfo: QueuedPodInfo, event: str) -> None:
+        self._unsched_version += 1
         uid = pinfo.uid
         if uid not in self._unsched:
             self._incoming(QUEUE_UNSCHEDULABLE, event)
@@ -473,25 +507,59 @@ class SchedulingQueue:
             self._gated.discard(uid)
 
     def _unsched_delete(self, uid: str) -> QueuedPodInfo | None:
-        self._gated.discard(uid)
-        return self._unsched.pop(uid, None)
+        pinfo = self._unsched.pop(uid, None)
+        if pinfo is not None:
+            self._gated.discard(uid)
+            self._unsched_version += 1
+        return pinfo
 
     def _incoming(self, queue: str, event: str) -> None:
-        if self._metrics is not None:
-            self._metrics.incoming(queue, event)
+        if self._gauges is not None:
+            self._gauges.incoming(queue, event).inc()
 
     def _reason(self, plugin: str, pinfo: QueuedPodInfo, delta: int) -> None:
-        if self._metrics is not None:
-            gauge = self._metrics.unschedulable_pods
-            gauge.labels(plugin=plugin, profile=pinfo.pod.scheduler_name).inc(delta)
+        if self._gauges is not None:
+            self._gauges.unschedulable(plugin, pinfo.pod.scheduler_name).inc(delta)
 
     def _reasons(self, pinfo: QueuedPodInfo, delta: int) -> None:
-        for plugin in pinfo.rejector_plugins:
-            self._reason(plugin, pinfo, delta)
+        if pinfo.unschedulable_plugins or pinfo.pending_plugins:
+            for plugin in pinfo.rejector_plugins:
+                self._reason(plugin, pinfo, delta)
 
     def _sync_gauges(self) -> None:
-        if self._metrics is not None:
-            self._metrics.set_pending(self.pending())
+        """Keep ``scheduler_pending_pods`` exact after every operation, so a scrape at any moment
+        sees the queue as it is; the gauges are only written when a size changed."""
+        if self._gauges is not None:
+            gated = len(self._gated)
+            backoff = len(self._backoff) + len(self._error_backoff)
+            self._gauges.set_pending(len(self._active), backoff, len(self._unsched) - gated, gated)
+
+
+class _QueueGauges:
+    """The queue's metrics with their labelled children memoized (the queue records some on every
+    operation)."""
+
+    __slots__ = ("_last", "_pending", "incoming", "unschedulable")
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.incoming = Children(metrics.queue_incoming_pods)
+        """By (queue, event)."""
+        self.unschedulable = Children(metrics.unschedulable_pods)
+        """By (plugin, profile)."""
+        gauge = metrics.pending_pods
+        self._pending = tuple(
+            gauge.labels(queue) for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED)
+        )
+        self._last = [-1, -1, -1, -1]
+
+    def set_pending(self, active: int, backoff: int, unschedulable: int, gated: int) -> None:
+        """``scheduler_pending_pods``, each gauge written only when its size changed: most
+        operations change one size (a pop) or none (an event no parked pod cares about)."""
+        last = self._last
+        for i, n in enumerate((active, backoff, unschedulable, gated)):
+            if last[i] != n:
+                last[i] = n
+                self._pending[i].set(n)
 
 
 __all__ = ["QueueError", "QueueSettings", "QueuedPodInfo", "SchedulingQueue", "Strategy"]

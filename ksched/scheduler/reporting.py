@@ -39,6 +39,8 @@ def rfc3339(ts: float, *, micro: bool = False) -> str:
 
 def truncate_note(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
     """Upstream's ``truncateMessage``: at most ``limit`` bytes, cut ones ending in `` ...``."""
+    if len(message) * 4 <= limit:  # no character takes more than 4 bytes: short notes need no encoding
+        return message
     raw = message.encode()
     if len(raw) <= limit:
         return message

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import os
 import signal
 import sys
 import time
@@ -286,7 +287,8 @@ async def _measure(
     port: int,
 ) -> dict[str, Any]:
     before = await _scrape(session, port)
-    cpu_before = {"scheduler": sample(proc.pid), "sim": sample(sim.proc.pid)}
+    # The driver (this process) shares the machine's cores with the other two: its CPU counts too.
+    cpu_before = {"scheduler": sample(proc.pid), "sim": sample(sim.proc.pid), "driver": sample(os.getpid())}
     profile_task = None
     if opts.profile:
         profile_task = asyncio.create_task(profile.fetch_profile(session, port))
@@ -330,7 +332,7 @@ async def _measure(
     with contextlib.suppress(Exception):
         await asyncio.gather(*churn_tasks, return_exceptions=True)
     delta = await _settled_delta(session, port, before, len(binds))
-    cpu_after = {"scheduler": sample(proc.pid), "sim": sample(sim.proc.pid)}
+    cpu_after = {"scheduler": sample(proc.pid), "sim": sample(sim.proc.pid), "driver": sample(os.getpid())}
     nodes = await cluster.node_list()
     pods = []
     for ns in sorted({g.namespace for g in workload.measured_pods}):
@@ -376,7 +378,7 @@ async def _measure(
         "attempts": outcome,
         "e2e_latency_ms": {k: round(v * 1000, 1) for k, v in stats.latency_summary(latencies).items()},
         "e2e_latency_cdf_ms": _cdf(latencies),
-        "processes": {k: _proc_figures(cpu_before[k], cpu_after[k]) for k in ("scheduler", "sim")},
+        "processes": {k: _proc_figures(cpu_before[k], cpu_after[k]) for k in ("scheduler", "sim", "driver")},
         "extension_points": _histogram_table(delta, EXTENSION_POINT, "extension_point"),
         "plugins": _histogram_table(delta, PLUGIN, "plugin", "extension_point"),
         "preemption": {

@@ -64,7 +64,7 @@ def test_workload_runs_at_50_nodes(name: str, tmp_path: Path, capsys: pytest.Cap
     assert set(run["throughput"]) >= {"average", "p50", "p90", "p95", "p99", "samples"}
     assert run["attempt_duration_ms"]["count"] >= run["bound"]
     assert run["e2e_latency_ms"]["p99"] >= run["e2e_latency_ms"]["p50"] > 0
-    assert set(run["processes"]) == {"scheduler", "sim"}
+    assert set(run["processes"]) == {"scheduler", "sim", "driver"}
     assert run["processes"]["scheduler"]["peak_rss_mb"] > 0
     assert "Filter" in run["extension_points"] or run["attempt_duration_ms"]["count"] < 10
     assert set(w.quality.figures) <= set(run["quality"])

@@ -14,7 +14,7 @@ node is skipped with a logged error, keeping its last good version if there was 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ksched.cache.cluster import ClusterCache
 from ksched.framework.runtime import Framework
@@ -76,6 +76,8 @@ class ClusterEventHandlers:
         """Pending pods of our profiles, by uid: the informer's latest view."""
         self.namespaces: dict[str, Namespace] = {}
         self._reported_invalid: dict[str, str] = {}
+        self.on_pod_deleted: Callable[[str], None] | None = None
+        """Told the uid of every deleted pod, for state kept outside the cache and the queue."""
 
     def handle_informer_event(self, ev: kev.InformerEvent) -> None:
         if type(ev) is kev.Upserted and ev.kind == "pods":  # most events: a pod added or changed
@@ -168,6 +170,8 @@ class ClusterEventHandlers:
             self.cache.remove_pod(uid)
             self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
         self._reported_invalid.pop(uid, None)
+        if self.on_pod_deleted is not None:
+            self.on_pod_deleted(uid)
 
     # ------------------------------------------------------------------ relist after 410
     def _relist(self, ev: kev.Relisted) -> None:

@@ -104,6 +104,7 @@ class Scheduler:
             wall_clock=wall_clock,
             instance=instance,
         )
+        self.handlers.on_pod_deleted = self.preemption.forget
         self.clock = clock
         self.wall_clock = wall_clock
         self.instance = instance

@@ -370,6 +370,10 @@ class Preemption:
         elif nominating == "":
             self._written.pop(pod.uid, None)
 
+    def forget(self, uid: str) -> None:
+        """The pod is gone: drop what was kept for clearing its nomination (it would never be bound)."""
+        self._written.pop(uid, None)
+
     def bound(self, pod: Pod) -> None:
         """``pod`` was bound: clear a nomination its status still carries (whatever node it names)."""
         written = self._written.pop(pod.uid, None)

@@ -483,3 +483,17 @@ def test_a_victim_waiting_on_permit_is_rejected_not_deleted(h: Harness) -> None:
     preempted = [e for e in h.outbox.events if e["reason"] == "Preempted"]
     assert [e["regarding"]["name"] for e in preempted] == ["waiter"]
     assert preempted[0]["note"] == f"Preempted by pod {high.uid} on node n1"
+
+
+def test_a_preemptor_deleted_while_nominated_leaves_nothing_behind(h: Harness) -> None:
+    h.put(node("n1"))
+    h.put(running("low", "n1", priority=1))
+    high = pod("high", cpu="2", priority=100)
+    h.put(kev.Upserted("pods", high))
+    h.drain()
+    assert h.sched.preemption._written == {high.uid: "n1"}
+    h.put(PreemptionDone(high, "n1"))
+    h.put(kev.Deleted("pods", high))
+    h.drain()
+    assert h.sched.preemption._written == {}
+    assert h.sched.queue.nominator.node_of(high.uid) is None

@@ -581,8 +581,11 @@ def _filter_with_nominated(
 ) -> np.ndarray | None:
     """Pass 1 of upstream's two-pass rule on rows that passed without nominated pods (pass 2).
 
-    The nominated pods are counted on their rows and the filters re-run; rows that fail now fail
-    the cycle, with that pass's reasons appended to ``result.filters``. Rows whose nominated pods
+    When every filter that runs is pod-independent or answers for a few rows, the rows with
+    nominated pods are asked directly (:func:`_rows_with_nominated`; exact upstream reasons too).
+    Otherwise the nominated pods are counted on their rows and the filters re-run; rows that fail
+    now fail the cycle, with that pass's reasons appended to ``result.filters`` (a row that had
+    failed already keeps the reasons of the pass without nominated pods). Rows whose nominated pods
     no non-row-local filter of the plan cares about (:func:`_relevance`; all rows when every
     filter that ran is row-local) share one pass, with the pods counted in the per-row accounting only
     (what row-local filters read; integer adds, undone exactly): each row's verdict is then the
@@ -592,10 +595,17 @@ def _filter_with_nominated(
     Returns a narrowed copy of ``feasible``, or None when no row dropped out.
     """
     by_row = _nominated_by_row(pod, cluster, nominated)
+    if not by_row:
+        return None
+    skipped = state.skip_filter
+    row_filters = _row_subset_filters(fw, skipped)
+    if row_filters is not None:
+        return _rows_with_nominated(
+            fw, row_filters, pod, cluster, state, list(by_row), by_row, feasible, result
+        )
     rows = [r for r in by_row if feasible[r]]
     if not rows:
         return None
-    skipped = state.skip_filter
     row_local = fw._row_local
     if all(row_local.get(p.name, False) for p in fw.filter_plugins if p.name not in skipped):
         batched, single = rows, []
@@ -613,13 +623,6 @@ def _filter_with_nominated(
                 (single if any(relevant(p) for p in by_row[r]) else batched).append(r)
     n = feasible.shape[0]
     out: np.ndarray | None = None
-    if batched:
-        row_filters = _row_subset_filters(fw, skipped)
-        if row_filters is not None:
-            out = _rows_with_nominated(
-                fw, row_filters, pod, cluster, state, batched, by_row, feasible, result
-            )
-            batched = []
     groups = ([batched] if batched else []) + [[r] for r in single]
     for group in groups:
         if group is batched:
@@ -690,12 +693,16 @@ def _rows_with_nominated(
     feasible: np.ndarray,
     result: CycleResult,
 ) -> np.ndarray | None:
-    """Pass 1 of the two-pass rule for ``rows`` whose nominated pods only row-local filters see:
-    only ``plugins`` (the ones that read the pods on a node) are asked, about those rows only, with
+    """The two-pass rule on every row with nominated pods, when only row-local filters run.
+
+    Only ``plugins`` (the ones that read the pods on a node) are asked, about those rows only, with
     the pods handed over as a :class:`RowDelta` to add to what the cache holds (the cache itself is
-    not touched). The verdicts and reasons are the ones a whole-profile pass would
-    give on those rows; its cost no longer grows with the cluster. Returns a narrowed copy of
-    ``feasible``, or None when no row dropped out."""
+    not touched); the other filters would answer as they did without the pods. A row that fails
+    with the pods fails the cycle with the reasons of that pass, as upstream reports the pass with
+    nominated pods first (:func:`_merge_first_pass`); a row that passes with them keeps the verdict
+    it had without them. The cost no longer grows with the cluster. Returns a narrowed copy of
+    ``feasible``, or None when no row dropped out.
+    """
     delta = fw._row_delta(rows, by_row)
     idx = delta.rows
     found: list[tuple[str, FilterResult]] = []
@@ -705,17 +712,68 @@ def _rows_with_nominated(
             found.append((plugin.name, fr))
     if not found:
         return None
-    n = feasible.shape[0]
     bad = np.zeros(idx.size, dtype=np.bool_)
-    for name, fr in found:
+    for _name, fr in found:
         assert fr.failed is not None
         bad |= fr.failed != 0
-        failed = np.zeros(n, dtype=np.uint64)
-        failed[idx] = fr.failed
-        result.filters.append((name, FilterResult(failed, fr.reasons, fr.codes)))
+    failing = idx[bad]
+    _merge_first_pass(fw, result, plugins, found, idx, failing, feasible.shape[0])
+    if not feasible[failing].any():
+        return None  # every such row had failed already; only its reasons changed
     out = feasible.copy()
-    out[idx[bad]] = False
+    out[failing] = False
     return out
+
+
+def _merge_first_pass(
+    fw: Framework,
+    result: CycleResult,
+    plugins: list[Any],
+    found: list[tuple[str, FilterResult]],
+    idx: np.ndarray,
+    failing: np.ndarray,
+    n: int,
+) -> None:
+    """Make ``result.filters`` report, on the ``failing`` rows, the pass with nominated pods.
+
+    On those rows the bits of ``plugins`` (the filters that read a node's pods) become the ones
+    from that pass (``found``, aligned with ``idx``; a plugin not in ``found`` passed them); the
+    other filters' bits stand, since the pods do not change their verdict. Each plugin keeps its
+    place in the configured order, so the first failure per row is the one upstream's pass with
+    nominated pods stops at.
+    """
+    first_pass = dict(found)
+    order = {p.name: i for i, p in enumerate(fw.filter_plugins)}
+    entries = result.filters
+    for plugin in plugins:
+        name = plugin.name
+        fr1 = first_pass.get(name)
+        at = next((i for i, (pname, _) in enumerate(entries) if pname == name), None)
+        if at is not None:
+            old = entries[at][1]
+            assert old.failed is not None
+            if fr1 is None or (fr1.reasons == old.reasons and fr1.codes == old.codes):
+                merged = old.failed[:n].copy()
+                merged[failing] = 0
+                if fr1 is not None:
+                    assert fr1.failed is not None
+                    merged[idx] |= fr1.failed
+                entries[at] = (name, FilterResult(merged, old.reasons, old.codes))
+                continue
+            cleared = old.failed[:n].copy()
+            cleared[failing] = 0
+            entries[at] = (name, FilterResult(cleared, old.reasons, old.codes))
+        if fr1 is None:
+            continue
+        assert fr1.failed is not None
+        bits = np.zeros(n, dtype=np.uint64)
+        bits[idx] = fr1.failed
+        place = order.get(name, len(order))
+        pos = next(
+            (i for i, (pname, _) in enumerate(entries) if order.get(pname, -1) > place),
+            len(entries),
+        )
+        entries.insert(pos, (name, FilterResult(bits, fr1.reasons, fr1.codes)))
 
 
 def _count_on_rows(cluster: ClusterCache, pods: list[Pod], rows: list[int], sign: int) -> None:

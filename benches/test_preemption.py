@@ -6,6 +6,9 @@ dry run must find ``numCandidates = 10% of 5,000 = 500`` candidates before picki
 the work one upstream PostFilter call does on such a cluster, measured here on the real default
 profile (its filters re-run for every dry-run step) with the compiled kernels and with numpy only.
 ``with_pdbs`` adds budgets covering half the pods so that PDB accounting is exercised too.
+``async_like`` is the ``PreemptionAsync`` workload's shape instead: 4 pods of 900m per node, all
+of one priority and not started, so every node's order comes down to the uid (the tie path), and
+a 3000m priority-10 preemptor that needs 3 victims.
 
 Run: ``PYTHONPATH=. python -m pytest benches/test_preemption.py -q -p no:cacheprovider --benchmark-only``.
 """
@@ -32,6 +35,22 @@ from tests.builders import make_node, make_pod
 N_NODES = 5_000
 PODS_PER_NODE = 8
 SEED = 20240602
+
+
+def build_async_like() -> ClusterCache:
+    """PreemptionAsync's cluster: 5,000 nodes of 4 cpu, each with 4 pods of 900m, priority 0."""
+    rng = np.random.default_rng(SEED)
+    cache = ClusterCache(node_capacity=N_NODES)
+    for i in range(N_NODES):
+        cache.add_node(node_from_dict(make_node(f"node-{i:05d}", cpu="4", memory="32Gi", pods=110)))
+    tpl = pod_from_dict(make_pod("tpl", requests={"cpu": "900m", "memory": "500Mi"}, priority=0))
+    k = 0
+    for i in range(N_NODES):
+        for _ in range(4):
+            uid = f"{int(rng.integers(1 << 62)):016x}-{k}"
+            cache.add_pod(dataclasses.replace(tpl, uid=uid, name=f"p{k}", node_name=f"node-{i:05d}"))
+            k += 1
+    return cache
 
 
 def build_cluster(with_pdbs: bool) -> ClusterCache:
@@ -68,16 +87,24 @@ def build_cluster(with_pdbs: bool) -> ClusterCache:
     return cache
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["no_pdbs", "with_pdbs"])
-def setup(request: pytest.FixtureRequest) -> tuple[Framework, ClusterCache, Pod, CycleResult]:
-    cache = build_cluster(request.param)
+@pytest.fixture(scope="module", params=["no_pdbs", "with_pdbs", "async_like"])
+def setup(request: pytest.FixtureRequest) -> tuple[Framework, ClusterCache, Pod, CycleResult, int]:
     fw = build_profiles(default_config(), seed=0)["default-scheduler"]
-    pod = pod_from_dict(
-        make_pod("preemptor", uid="preemptor", requests={"cpu": "1", "memory": "1Gi"}, priority=1000)
-    )
+    if request.param == "async_like":
+        cache = build_async_like()
+        pod = pod_from_dict(
+            make_pod("preemptor", uid="preemptor", requests={"cpu": "3", "memory": "500Mi"}, priority=10)
+        )
+        victims = 3
+    else:
+        cache = build_cluster(request.param == "with_pdbs")
+        pod = pod_from_dict(
+            make_pod("preemptor", uid="preemptor", requests={"cpu": "1", "memory": "1Gi"}, priority=1000)
+        )
+        victims = 2
     result = fw.run(pod, cache)
     assert result.selected_node is None
-    return fw, cache, pod, result
+    return fw, cache, pod, result, victims
 
 
 @pytest.fixture(params=["compiled", "numpy"])
@@ -90,10 +117,10 @@ def path(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def test_post_filter(
-    benchmark: object, setup: tuple[Framework, ClusterCache, Pod, CycleResult], path: str
+    benchmark: object, setup: tuple[Framework, ClusterCache, Pod, CycleResult, int], path: str
 ) -> None:
-    fw, cache, pod, result = setup
+    fw, cache, pod, result, victims = setup
     before = cache.nodes.requested.copy()
     pf = benchmark(fw.run_post_filter, pod, cache, result)  # type: ignore[operator]
-    assert pf is not None and pf.nominated_node and len(pf.victims) == 2
+    assert pf is not None and pf.nominated_node and len(pf.victims) == victims
     assert np.array_equal(before, cache.nodes.requested)

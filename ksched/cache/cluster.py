@@ -105,6 +105,20 @@ class ClusterCache:
         pods = self.pods
         return [pods[uid] for uid in self._pods_on.get(node_name, ())]
 
+    def entries_on_nodes(self, node_names: list[str]) -> tuple[list[PodEntry], list[int]]:
+        """:meth:`entries_on` for many nodes at once: every node's entries, node after node in
+        the order given, and how many each node has.
+
+        Preemption's batched dry run reads hundreds of nodes per call; one flat comprehension
+        costs a fraction of a call (and a list) per node. Each node's entries come in the same
+        order :meth:`entries_on` gives them.
+        """
+        pods = self.pods
+        on = self._pods_on
+        empty: tuple[str, ...] = ()
+        groups = [on.get(name, empty) for name in node_names]
+        return [pods[uid] for group in groups for uid in group], [len(g) for g in groups]
+
     def request_vector(self, pod: Pod) -> np.ndarray:
         """The pod's actual request as an int64 vector over resource columns (adds columns if new)."""
         for name in pod.requests:

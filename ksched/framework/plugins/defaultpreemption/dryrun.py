@@ -12,7 +12,8 @@ nodes and probes refer to them by index. Two probes change the cache for a dry r
 back exactly:
 
 - :class:`ArrayProbe` adjusts only the per-row accounting (requested, non-zero requested, pod
-  count, host ports) with vectorized integer arithmetic (``np.add.at`` over index arrays). It is
+  count, host ports) with vectorized integer arithmetic (per-row sums with ``np.add.reduceat``
+  over a table grouped by node, else ``np.add.at`` over index arrays). It is
   exact when every filter that ran is row-local (reads only the node's own row), the common case;
   then one filter pass answers step *j* of the reprieve loop for every node at once, because a
   change on one row cannot move another row's verdict. It is also exact for a node whose
@@ -30,9 +31,10 @@ Both leave the cache's arrays bit-for-bit as they found them, even when a filter
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from ksched.framework.runtime import Framework
 
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
+NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
 
 
 @dataclass(slots=True)
@@ -65,32 +68,55 @@ class NodeWork:
     """Why the node is not a candidate (None: it is one, with ``victims``)."""
 
 
-def request_matrix(pods: Sequence[Pod], cluster: ClusterCache, width: int) -> np.ndarray:
-    """Each pod's request over the cache's resource columns (``width`` wide), one row per pod.
+def request_columns(pods: Sequence[Pod], cluster: ClusterCache, width: int) -> list[tuple[int, np.ndarray]]:
+    """The pods' requests as (column, per-pod values) for every resource column (below ``width``)
+    that one of them asks for; the others are all zero and need no accounting.
 
     Built per resource name present rather than per pod: a few list comprehensions in C-speed
-    loops, instead of a numpy vector per pod.
+    loops, instead of a numpy vector per pod, and only the columns in use (a dry run's pods
+    usually ask for cpu and memory out of many columns).
     """
-    out = np.zeros((len(pods), width), dtype=np.int64)
     if not pods:
-        return out
+        return []
     reqs = [p.requests for p in pods]
     names = set().union(*reqs)
     names.discard("pods")
     resources = cluster.resources
+    out: list[tuple[int, np.ndarray]] = []
     for name in names:
         col = resources.column(name)  # known already: these pods are in the cache
         if col < width:
-            out[:, col] = [r.get(name, 0) for r in reqs]
+            try:  # every pod names it (cpu, memory usually): a C-level map, about twice as fast
+                values = np.fromiter(map(itemgetter(name), reqs), dtype=np.int64, count=len(reqs))
+            except KeyError:
+                values = np.array([r.get(name, 0) for r in reqs], dtype=np.int64)
+            out.append((col, values))
+    out.sort(key=lambda cv: cv[0])
     return out
 
 
 class Residents:
-    """The pods one dry run may take out, by index: cache entries with their rows as an array."""
+    """The pods one dry run may take out, by index: cache entries with their rows as an array.
 
-    def __init__(self, entries: list[PodEntry]) -> None:
+    ``grouped`` promises that each node's entries are contiguous and no two runs share a row (a
+    table built node by node): then :class:`ArrayProbe` sums a sorted index set per row with
+    ``np.add.reduceat`` and adds once per row, instead of the slower ``np.add.at``.
+    """
+
+    def __init__(
+        self,
+        entries: list[PodEntry],
+        pods: list[Pod] | None = None,
+        *,
+        rows: np.ndarray | None = None,
+        grouped: bool = False,
+    ) -> None:
         self.entries = entries
-        self.rows = np.fromiter((e.row for e in entries), dtype=np.intp, count=len(entries))
+        self.pods = pods if pods is not None else [e.pod for e in entries]
+        self.rows = rows if rows is not None else np.array([e.row for e in entries], dtype=np.intp)
+        """Each entry's cache row (callers that know it per node pass it: every pod counted on a
+        node that is in the table has that node's row)."""
+        self.grouped = grouped
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -150,12 +176,21 @@ class ArrayProbe(_Checker):
         res: Residents,
     ) -> None:
         super().__init__(fw, pod, cluster, nominated, res)
-        pods = [e.pod for e in res.entries]
-        self.vecs = request_matrix(pods, cluster, cluster.nodes.requested.shape[1])
-        self.nz = np.array([(p.nonzero_cpu, p.nonzero_memory) for p in pods], dtype=np.int64).reshape(-1, 2)
-        self.ported = np.array([bool(p.host_ports) for p in pods], dtype=np.bool_)
-        self.any_ports = bool(self.ported.any())
+        pods = res.pods
+        self.columns = request_columns(pods, cluster, cluster.nodes.requested.shape[1])
+        self.nonzero = [
+            np.array([p.nonzero_cpu for p in pods], dtype=np.int64),
+            np.array([p.nonzero_memory for p in pods], dtype=np.int64),
+        ]
+        ports = [p.host_ports for p in pods]
+        self.any_ports = any(ports)
+        self.ported = np.array([bool(hp) for hp in ports], dtype=np.bool_) if self.any_ports else None
         self._guard = fw.batch_guard(pod, cluster)
+
+    @property
+    def guard(self) -> Callable[[Pod], bool] | None:
+        """``Framework.batch_guard`` for this pod: which pods :meth:`clean` refuses (None: none)."""
+        return self._guard
 
     def clean(self, work: NodeWork) -> bool:
         """Whether the node's potential victims can all be moved in the row accounting only.
@@ -177,14 +212,36 @@ class ArrayProbe(_Checker):
     def _apply(self, idx: np.ndarray, sign: int) -> None:
         nodes = self.cluster.nodes
         rows = self.res.rows[idx]
-        vecs, nz = self.vecs[idx], self.nz[idx]
-        if sign < 0:
-            np.negative(vecs, out=vecs)
-            np.negative(nz, out=nz)
-        np.add.at(nodes.requested[:, : vecs.shape[1]], rows, vecs)
-        np.add.at(nodes.nonzero_requested, rows, nz)
-        np.add.at(nodes.pod_count, rows, sign)
-        if self.any_ports:
+        whole = idx.size == len(self.res)
+        starts: np.ndarray | None = None
+        counts: np.ndarray | int = sign
+        if self.res.grouped and (rows.size < 2 or bool((idx[1:] > idx[:-1]).all())):
+            # Same-row pods are adjacent and runs have distinct rows: sum each run, then one
+            # fancy-indexed add per column (exact integer sums, as np.add.at's).
+            if rows.size > 1:
+                cut = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+                if cut.size + 1 < rows.size:
+                    starts = np.concatenate((np.zeros(1, dtype=np.intp), cut))
+                    counts = np.diff(np.append(starts, rows.size)) * sign
+                    rows = rows[starts]
+            targets = [(nodes.requested, col, values) for col, values in self.columns]
+            targets += [(nodes.nonzero_requested, k, values) for k, values in enumerate(self.nonzero)]
+            for array, col, values in targets:
+                v = values if whole else values[idx]  # whole: idx is 0..n-1, sorted
+                if starts is not None:
+                    v = np.add.reduceat(v, starts)
+                if sign < 0:
+                    array[rows, col] -= v
+                else:
+                    array[rows, col] += v
+            nodes.pod_count[rows] += counts
+        else:
+            for col, values in self.columns:
+                np.add.at(nodes.requested[:, col], rows, values[idx] * sign)
+            for k, values in enumerate(self.nonzero):
+                np.add.at(nodes.nonzero_requested[:, k], rows, values[idx] * sign)
+            np.add.at(nodes.pod_count, rows, sign)
+        if self.ported is not None:
             entries = self.res.entries
             for i in idx[self.ported[idx]].tolist():
                 e = entries[i]

@@ -18,7 +18,10 @@ Upstream: ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption
    per-row accounting with one scatter-add, one filter pass over all rows keeps the nodes where
    the pod would then fit, and only those get the reprieve loop, whose step *j* is again one pass
    for all of them. Nodes with no lower-priority pod are settled without a pass. The dry run stops
-   exactly where upstream's sequential run would; the chunk's extra nodes are discarded.
+   exactly where upstream's sequential run would; the chunk's extra nodes are discarded. That
+   path keeps the whole chunk in arrays (:mod:`.batch`: one table of pods, one sort, PDB counts
+   per budget and node by cumulative sums); the node-by-node path keeps per-node lists
+   (:meth:`DefaultPreemption._works`), which is also the reference the arrays are tested against.
 4. **Pick one** (:mod:`.pick`) and return it with its victims; the scheduler nominates the pod,
    marks and deletes the victims (``mark_preempting`` / ``done_preempting`` bracket that work, and
    :meth:`pre_enqueue` holds the pod back meanwhile, as upstream's async preemption does).
@@ -33,6 +36,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -48,8 +52,9 @@ from ksched.framework.interface import (
     PostFilterResult,
     Status,
 )
+from ksched.framework.plugins.defaultpreemption import batch
 from ksched.framework.plugins.defaultpreemption.dryrun import (
-    ERR_NO_VICTIMS,
+    NO_VICTIMS,
     ArrayProbe,
     CacheProbe,
     NodeWork,
@@ -73,7 +78,6 @@ ERR_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nom
 ERR_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 ERR_WAITING = "waiting for the preemption for this pod to be finished"
 PREEMPT_NEVER = "Never"
-NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
 _MIN_CHUNK = 32
 
 
@@ -296,32 +300,90 @@ class DefaultPreemption:
             # A fresh index per chunk: its memo keys on label-set ids, stable only while the cache
             # is not changed, and the node-by-node probe changes it between chunks.
             index = BudgetIndex(budgets) if budgets else None
-            works, table = self._works(pod, cluster, rows, index)
-            todo = [w for w in works if w.status is None]
-            if todo:
-                probe: Probe
-                if local:
-                    probe = ArrayProbe(fw, pod, cluster, nominated, table)
-                else:
-                    probe = CacheProbe(fw, pod, cluster, nominated, table)
-                select_victims(probe, todo, len(table))
-            entries = table.entries
-            for w in works:
-                if w.status is not None:
-                    statuses.append(w.status)
-                    if w.status.code == Code.ERROR:
-                        errors.append(w.status.message)
+            if local:
+                out = self._chunk_batched(fw, pod, cluster, nominated, rows, index)
+            else:
+                out = self._chunk_by_node(fw, pod, cluster, nominated, rows, index, local=False)
+            for name, status, victims, num_violations in zip(
+                out.names, out.status, out.victims, out.violations, strict=True
+            ):
+                if status is not None:
+                    statuses.append(status)
+                    if status.code == Code.ERROR:
+                        errors.append(status.message)
                     continue
-                victims = [entries[k].pod for k in w.victims]
-                if w.violating and len(w.violating) < len(w.potential):
-                    victims.sort(key=importance_key)  # upstream re-sorts when both groups had pods
-                cand = Candidate(w.node, tuple(victims), w.num_pdb_violations)
-                target = good if w.num_pdb_violations == 0 else violating
+                cand = Candidate(name, victims, num_violations)
+                target = good if num_violations == 0 else violating
                 if len(target) < want:
                     target.append(cand)
                 if good and len(good) + len(violating) >= want:
                     return good + violating, statuses, errors
         return good + violating, statuses, errors
+
+    def _chunk_batched(
+        self,
+        fw: Framework,
+        pod: Pod,
+        cluster: ClusterCache,
+        nominated: NominatedPods | None,
+        rows: np.ndarray,
+        index: BudgetIndex | None,
+    ) -> ChunkOutcome:
+        """The dry run of a chunk with row-local filters: as arrays over the whole chunk (:mod:`.batch`)."""
+        chunk = batch.gather(pod, cluster, rows, index)
+        res = chunk.residents()
+        if chunk.entries:
+            probe = ArrayProbe(fw, pod, cluster, nominated, res)
+            sel = batch.select(probe, chunk, res)
+        else:
+            sel = batch.Selection([NO_VICTIMS] * len(chunk.names), np.zeros(0, dtype=np.bool_))
+        got = batch.outcomes(chunk, sel)
+        return ChunkOutcome(chunk.names, got.status, got.victims, got.violations)
+
+    def _chunk_by_node(
+        self,
+        fw: Framework,
+        pod: Pod,
+        cluster: ClusterCache,
+        nominated: NominatedPods | None,
+        rows: np.ndarray,
+        index: BudgetIndex | None,
+        *,
+        local: bool,
+    ) -> ChunkOutcome:
+        """The dry run with per-node lists (:meth:`_works`): node by node through the cache
+        (upstream's loop) for filters that are not row-local. With ``local`` (the batch verdict of
+        ``Framework.filter_pass``) it runs :func:`.dryrun.select_victims` with an array probe:
+        the reference :meth:`_chunk_batched` is tested against."""
+        works, table = self._works(pod, cluster, rows, index)
+        todo = [w for w in works if w.status is None]
+        if todo:
+            probe: Probe
+            if local:
+                probe = ArrayProbe(fw, pod, cluster, nominated, table)
+            else:
+                probe = CacheProbe(fw, pod, cluster, nominated, table)
+            select_victims(probe, todo, len(table))
+        entries = table.entries
+        out = ChunkOutcome([w.node for w in works], [w.status for w in works], [], [])
+        for w in works:
+            victims = [entries[k].pod for k in w.victims]
+            if w.violating and len(w.violating) < len(w.potential):
+                victims.sort(key=importance_key)  # upstream re-sorts when both groups had pods
+            out.victims.append(tuple(victims))
+            out.violations.append(w.num_pdb_violations)
+        return out
+
+
+@dataclass(slots=True)
+class ChunkOutcome:
+    """Per node of a chunk, in chunk order: its status when it is not a candidate, else its
+    victims (most important first) and how many of them violate a PodDisruptionBudget."""
+
+    names: list[str]
+    status: list[Status | None]
+    victims: list[tuple[Pod, ...]]
+    violations: list[int]
 
 
 def _entry_importance(e: PodEntry) -> tuple[int, float, str]:

@@ -237,9 +237,34 @@ class ClusterCache:
         """
         if not pod.node_name:
             raise CacheError(f"pod {pod.key} has no spec.nodeName; only bound pods are cached")
-        if pod.uid in self.pods:
+        entry = self.pods.get(pod.uid)
+        if entry is not None:
+            if self._counts_the_same(entry, pod):
+                entry.pod = pod  # the usual update: a bind confirmed, a status written
+                entry.assumed = False
+                return
             self._detach(pod.uid)
         self._attach(pod, pod.node_name, assumed=False)
+
+    def _counts_the_same(self, entry: PodEntry, pod: Pod) -> bool:
+        """Whether swapping ``entry``'s record for ``pod`` changes nothing the cache counts: same
+        node and row, requests, host ports, namespace, labels, deletion state, and no inter-pod
+        affinity on either (its index is keyed by the terms). Then detaching and attaching again,
+        which costs a dozen index updates, would leave every count as it is."""
+        old = entry.pod
+        return (
+            entry.node_name == pod.node_name
+            and entry.row == self.nodes.row_of.get(pod.node_name, -1)
+            and not old.affinity
+            and not pod.affinity
+            and old.requests == pod.requests
+            and old.nonzero_cpu == pod.nonzero_cpu
+            and old.nonzero_memory == pod.nonzero_memory
+            and old.host_ports == pod.host_ports
+            and old.namespace == pod.namespace
+            and old.deleting == pod.deleting
+            and old.labels == pod.labels
+        )
 
     update_pod = add_pod
 

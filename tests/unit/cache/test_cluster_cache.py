@@ -139,6 +139,23 @@ def test_rows_and_columns_grow() -> None:
     assert int(np.count_nonzero(cache.nodes.valid)) == 50
 
 
+def test_a_confirm_that_changes_no_count_swaps_the_record_only() -> None:
+    cache = ClusterCache()
+    cache.add_node(node("n1"))
+    p = pod("p", cpu="2", port=80)
+    cache.assume(p, "n1")
+    before = snapshot(cache)
+    confirmed = pod("p", node_name="n1", cpu="2", port=80)
+    cache.add_pod(confirmed)
+    entry = cache.pods[p.uid]
+    assert entry.pod is confirmed and not entry.assumed
+    assert snapshot(cache) == before == recount(cache)
+    resized = pod("p", node_name="n1", cpu="3", port=80)  # a change that counts: detach, attach
+    cache.add_pod(resized)
+    assert cache.pods[p.uid].pod is resized
+    assert snapshot(cache)["n1"][0][0] == 3000 and snapshot(cache) == recount(cache)
+
+
 NODE_NAMES = [f"n{i}" for i in range(4)]
 POD_NAMES = [f"p{i}" for i in range(6)]
 ops = st.one_of(

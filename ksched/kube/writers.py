@@ -49,7 +49,8 @@ async def bind(
     """
     body = binding_body(pod_ns, pod_name, pod_uid, node)
     try:
-        await client.post(pod_path(pod_ns, pod_name, "binding"), body, retry=retry)
+        # The answer is a Status with nothing we use: decode=False spares parsing it.
+        await client.post(pod_path(pod_ns, pod_name, "binding"), body, retry=retry, decode=False)
     except Conflict:
         pod = await client.get(pod_path(pod_ns, pod_name))  # NotFound if the pod is gone
         if not isinstance(pod, dict):

@@ -85,6 +85,8 @@ class ApiOutbox:
         self._event_task: asyncio.Task[None] | None = None
         self._bucket = TokenBucket(self.settings.event_qps, self.settings.event_burst)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._patch_tails: dict[str, asyncio.Task[None]] = {}
+        """Each pod's latest status patch still running (see :meth:`_start_patch`)."""
         self.dropped_events = 0
 
     # ---------------------------------------------------------------- called from the scheduling thread
@@ -109,7 +111,27 @@ class ApiOutbox:
         self._spawn(self._bind(pod, node))
 
     def _start_patch(self, pod: Pod, patch: dict[str, Any]) -> None:
-        self._spawn(self._patch(pod, patch))
+        """Patches of one pod go out one after the other, in the order the loop made them: the
+        nomination written after a failed cycle must not land after the patch clearing it once
+        the pod is bound (both carry ``nominatedNodeName``; the last one to arrive wins)."""
+        uid = pod.uid
+        previous = self._patch_tails.get(uid)
+        task = asyncio.get_running_loop().create_task(self._patch_after(previous, pod, patch))
+        self._patch_tails[uid] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda t: self._forget_tail(uid, t))
+
+    def _forget_tail(self, uid: str, task: asyncio.Task[None]) -> None:
+        if self._patch_tails.get(uid) is task:
+            del self._patch_tails[uid]
+
+    async def _patch_after(
+        self, previous: asyncio.Task[None] | None, pod: Pod, patch: dict[str, Any]
+    ) -> None:
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])  # its outcome is its own: logged there, never raised here
+        await self._patch(pod, patch)
 
     def _start_preempt(self, job: PreemptionJob) -> None:
         self._spawn(carry_out(job, self, self.inbox.put))

@@ -271,7 +271,12 @@ class Framework:
         if nominated is not None and (len(nominated) if isinstance(nominated, Sized) else 1):
             narrowed = _filter_with_nominated(self, pod, cluster, nominated, feasible, result, state)
             if narrowed is not None:
-                feasible, adopted, count = narrowed, None, -1
+                hint = state.best_rows
+                kept = None
+                if hint is not None and adopted is not None and hint.rows is adopted:
+                    kept = _hint_without(hint, adopted, narrowed)
+                state.best_rows = kept
+                feasible, adopted, count = narrowed, (narrowed if kept is not None else None), -1
         result.feasible = feasible
         if count < 0:
             count = int(np.count_nonzero(feasible))
@@ -812,6 +817,29 @@ def _hint_covers(hint: BestRows, arrays: list[np.ndarray], weights: list[int], c
     for w in weights:
         bound += MAX_NODE_SCORE * abs(w)
     return bound < _SAFE_TOTAL
+
+
+def _hint_without(hint: BestRows, before: np.ndarray, after: np.ndarray) -> BestRows | None:
+    """``hint`` for the rows of ``after``, a subset of ``before`` (= ``hint.rows``) that lost a few
+    rows (the nominated-pods pass), or None when it no longer says where the best rows are.
+
+    A lost row that scored below the best changes nothing; one that tied for it is one tie fewer,
+    unless it was the first or the last tie (then the full sum and scan decide). Without this every
+    cycle on a cluster with nominations would sum and scan all rows again.
+    """
+    lost = np.flatnonzero(before != after)
+    at_best = 0
+    for row in lost.tolist():
+        score = 0
+        for scores, weight in zip(hint.arrays, hint.weights, strict=True):
+            score += int(scores[row]) * weight
+        if score == hint.best:
+            if row in (hint.first, hint.last):
+                return None
+            at_best += 1
+    if at_best >= hint.ties:
+        return None
+    return replace(hint, rows=after, ties=hint.ties - at_best)
 
 
 def _pick(hint: BestRows, u: float) -> int:

@@ -202,3 +202,47 @@ def test_nominated_rows_pass_equals_upstream_node_by_node(
                 want[reason] = want.get(reason, 0) + 1
     assert reason_histogram(got) == want
     event(f"feasible rows: {int(np.count_nonzero(got.feasible))}")
+
+
+@settings(max_examples=150, deadline=None)
+@example(  # six equal nodes tie; the pass with nominated pods drops n0, the first tie
+    nodes=[("2", "4Gi", 5, 0, False)] * N_NODES,
+    running=[],
+    nominated=[(0, 100, (1500, 0, 0, 0))],
+    incoming=(1000, 0, 0, 0),
+    prio=0,
+)
+@example(  # ... and here n2, a tie in the middle
+    nodes=[("2", "4Gi", 5, 0, False)] * N_NODES,
+    running=[],
+    nominated=[(2, 100, (1500, 0, 0, 0))],
+    incoming=(1000, 0, 0, 0),
+    prio=0,
+)
+@given(
+    nodes=nodes_st,
+    running=running_st,
+    nominated=nominated_st,
+    incoming=shape_st,
+    prio=st.sampled_from([0, 5, 10]),
+)
+def test_choice_with_nominations_equals_summing_every_row(
+    nodes: list[tuple[str, str, int, int, bool]],
+    running: list[Any],
+    nominated: list[Any],
+    incoming: tuple[int, int, int, int],
+    prio: int,
+) -> None:
+    """Rows the nominated-pods pass drops leave the fused sweep's best-row hint usable (when they
+    were not its first or last tie); the node chosen must be the one a full sum and scan picks."""
+    cache = _cache(nodes, running)
+    nom = Nominator()
+    for k, (n, pr, shape) in enumerate(nominated):
+        nom.add(pod(name=f"m{k}", uid=f"m{k}", priority=pr, containers=[_container(shape)]), f"n{n}")
+    p = pod(name="in", uid="in", priority=prio, containers=[_container(incoming)])
+    fast, slow = frameworks()  # same seed: the same tie-break draw
+    got = fast.run(p, cache, nominated=nom)
+    want = slow.run(p, cache, nominated=nom, explain=True)  # explain: always the full sum and scan
+    assert got.status.code == want.status.code
+    assert got.selected_node == want.selected_node
+    event(f"hint kept: {got.total is None}")

@@ -121,6 +121,21 @@ def _cache(nodes: list[tuple[str, str, int, int, bool]], running: list[Any]) -> 
     return cluster_of(raw_nodes, raw_pods)
 
 
+def _scenario(
+    nodes: list[tuple[str, str, int, int, bool]],
+    running: list[Any],
+    nominated: list[Any],
+    incoming: tuple[int, int, int, int],
+    prio: int,
+) -> tuple[ClusterCache, Nominator, Pod]:
+    """The cache, the nominations and the incoming pod that the strategies describe."""
+    cache = _cache(nodes, running)
+    nom = Nominator()
+    for k, (n, pr, shape) in enumerate(nominated):
+        nom.add(pod(name=f"m{k}", uid=f"m{k}", priority=pr, containers=[_container(shape)]), f"n{n}")
+    return cache, nom, pod(name="in", uid="in", priority=prio, containers=[_container(incoming)])
+
+
 def _upstream(fw: Framework, p: Pod, cache: ClusterCache, nom: Nominator) -> tuple[np.ndarray, list[Any]]:
     """Upstream's ``RunFilterPluginsWithNominatedPods``, node by node: with the node's nominated
     pods (priority >= the pod's, not the pod, not in the cache) assumed there, then, if that
@@ -181,11 +196,7 @@ def test_nominated_rows_pass_equals_upstream_node_by_node(
     incoming: tuple[int, int, int, int],
     prio: int,
 ) -> None:
-    cache = _cache(nodes, running)
-    nom = Nominator()
-    for k, (n, pr, shape) in enumerate(nominated):
-        nom.add(pod(name=f"m{k}", uid=f"m{k}", priority=pr, containers=[_container(shape)]), f"n{n}")
-    p = pod(name="in", uid="in", priority=prio, containers=[_container(incoming)])
+    cache, nom, p = _scenario(nodes, running, nominated, incoming, prio)
     fast, slow = frameworks()
     before = snapshot(cache)
     got = fast.run(p, cache, nominated=nom, filter_only=True)
@@ -235,11 +246,7 @@ def test_choice_with_nominations_equals_summing_every_row(
 ) -> None:
     """Rows the nominated-pods pass drops leave the fused sweep's best-row hint usable (when they
     were not its first or last tie); the node chosen must be the one a full sum and scan picks."""
-    cache = _cache(nodes, running)
-    nom = Nominator()
-    for k, (n, pr, shape) in enumerate(nominated):
-        nom.add(pod(name=f"m{k}", uid=f"m{k}", priority=pr, containers=[_container(shape)]), f"n{n}")
-    p = pod(name="in", uid="in", priority=prio, containers=[_container(incoming)])
+    cache, nom, p = _scenario(nodes, running, nominated, incoming, prio)
     fast, slow = frameworks()  # same seed: the same tie-break draw
     got = fast.run(p, cache, nominated=nom)
     want = slow.run(p, cache, nominated=nom, explain=True)  # explain: always the full sum and scan

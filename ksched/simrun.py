@@ -190,6 +190,20 @@ def run_sim(
         sim.stop()
 
 
+def pinned_command(cmd: list[str], cpus: frozenset[int] | None) -> list[str]:
+    """``cmd`` run on ``cpus`` only, or ``cmd`` itself when ``cpus`` is empty or None.
+
+    A two-line Python trampoline sets the CPU affinity and ``exec``s the command, which keeps the
+    mask (Linux ``sched_setaffinity``); every thread the command starts inherits it. Used by
+    ``ksched bench --pin``; ``cmd[0]`` must be an absolute path (``sys.executable``).
+    """
+    if not cpus:
+        return cmd
+    mask = ", ".join(str(c) for c in sorted(cpus))
+    code = f"import os, sys; os.sched_setaffinity(0, {{{mask}}}); os.execv(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", code, *cmd]
+
+
 def start_scheduler(
     workdir: Path,
     kubeconfig: Path,
@@ -197,11 +211,13 @@ def start_scheduler(
     config_path: str | None = None,
     verbosity: int = 0,
     python_args: tuple[str, ...] = (),
+    cpus: frozenset[int] | None = None,
 ) -> tuple[subprocess.Popen[bytes], int, Path]:
     """Start ``ksched run`` as a separate process against ``kubeconfig`` and wait until it is ready.
 
     The process ``run_sim`` starts, for other drivers (``ksched bench``); returns the process, the port
-    of its /metrics and /debug/profile, and its log file. ``python_args`` go before ``-m ksched``.
+    of its /metrics and /debug/profile, and its log file. ``python_args`` go before ``-m ksched``;
+    ``cpus``, when given, are the only CPUs it may run on (:func:`pinned_command`).
     """
     config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
     port = _free_port()
@@ -209,6 +225,7 @@ def start_scheduler(
     cmd = [sys.executable, *python_args, "-m", "ksched", "-v", str(verbosity), "run"]
     cmd += ["--kubeconfig", str(kubeconfig), "--config", str(config), "--no-leader-elect"]
     cmd += ["--port", str(port)]
+    cmd = pinned_command(cmd, cpus)
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))
     try:

@@ -62,6 +62,12 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
         help="let the cluster's kubelet stand-in turn bound pods Running (default: they stay Pending, "
         "as in upstream's scheduler_perf, which has no kubelets)",
     )
+    p.add_argument(
+        "--pin",
+        action="store_true",
+        help="run the scheduler on one CPU of its own and the embedded cluster and the driver on the "
+        "others (Linux, 2+ CPUs); default: all three share every CPU",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the shipped workloads and exit")
     return p
@@ -103,6 +109,7 @@ def run_bench(args: argparse.Namespace) -> int:
         verbosity=args.verbosity,
         progress=not args.no_progress,
         start_pods=args.start_pods,
+        pin=args.pin,
     )
     runs = []
     for k in range(max(1, args.repeat)):

@@ -65,6 +65,18 @@ class BenchOptions:
     start_pods: bool = False
     """Let the cluster's kubelet stand-in start bound pods. Off by default: upstream's scheduler_perf
     has no kubelets, and starting pods costs both processes a write or an event per pod."""
+    pin: bool = False
+    """Give the scheduler one CPU of its own and the embedded cluster and this driver the others,
+    as in a cluster where the API server does not share the scheduler's core (see :func:`split_cpus`)."""
+
+
+def split_cpus() -> tuple[frozenset[int], frozenset[int]]:
+    """(the scheduler's CPU, everyone else's) for ``--pin``: the first CPU this process may use,
+    and the rest. Linux only; needs two CPUs or more."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        raise BenchError(f"--pin needs at least 2 CPUs; this process may use {len(allowed)}")
+    return frozenset(allowed[:1]), frozenset(allowed[1:])
 
 
 class _Progress:
@@ -225,12 +237,19 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
     """One run in fresh processes; returns the run's section of results.json."""
     workdir.mkdir(parents=True, exist_ok=True)
     total_pods = sum(g.count for g in workload.init_pods) + workload.measured_count
+    sched_cpus: frozenset[int] | None = None
+    other_cpus: frozenset[int] | None = None
+    own_cpus = os.sched_getaffinity(0) if opts.pin else None
+    if opts.pin:
+        sched_cpus, other_cpus = split_cpus()
+        os.sched_setaffinity(0, other_cpus)  # this driver (its loop thread) with the cluster
     sim = await asyncio.to_thread(
         start_sim,
         workdir,
         history_window=max(10_000, 4 * total_pods),
         verbosity=opts.verbosity,
         start_pods=opts.start_pods,
+        cpus=other_cpus,
     )
     sched = None
     try:
@@ -253,6 +272,7 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
                 sim.kubeconfig,
                 config_path=opts.config_path,
                 verbosity=opts.verbosity,
+                cpus=sched_cpus,
             )
             proc, port, _ = sched
             unbound_init = 0
@@ -269,11 +289,18 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
                 "created": total_pods - workload.measured_count,
                 "scheduled_by_scheduler": init_bound,
             }
+            result["pinned"] = (
+                {"scheduler": sorted(sched_cpus), "sim_and_driver": sorted(other_cpus)}
+                if sched_cpus is not None and other_cpus is not None
+                else None
+            )
             return result
     finally:
         if sched is not None:
             await asyncio.to_thread(stop_process, sched[0])
         await asyncio.to_thread(sim.stop)
+        if own_cpus is not None:
+            os.sched_setaffinity(0, own_cpus)  # a caller in this process keeps its CPUs
 
 
 async def _measure(

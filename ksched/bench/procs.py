@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ksched.bench.errors import BenchError
-from ksched.simrun import stop_process
+from ksched.simrun import pinned_command, stop_process
 
 SIM_START_TIMEOUT_S = 60.0
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -77,12 +77,19 @@ def sim_command(
 
 
 def start_sim(
-    workdir: Path, *, history_window: int, verbosity: int = 0, start_pods: bool = False
+    workdir: Path,
+    *,
+    history_window: int,
+    verbosity: int = 0,
+    start_pods: bool = False,
+    cpus: frozenset[int] | None = None,
 ) -> SimProcess:
-    """Start the embedded cluster with no nodes (the driver adds them) and wait for its URL."""
+    """Start the embedded cluster with no nodes (the driver adds them) and wait for its URL;
+    ``cpus``, when given, are the only CPUs it may run on."""
     kubeconfig = workdir / "kubeconfig"
     log_path = workdir / "sim.log"
     cmd = sim_command(workdir, history_window=history_window, verbosity=verbosity, start_pods=start_pods)
+    cmd = pinned_command(cmd, cpus)
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log_file, env=dict(os.environ))
     assert proc.stdout is not None

@@ -161,6 +161,12 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
             f"({_f(p['cpu_s_total'], 2)} s in all), "
             f"peak RSS {_f(p['peak_rss_mb'])} MB"
         )
+    pinned = run.get("pinned")
+    if pinned:
+        lines.append(
+            f"- pinned (--pin): scheduler on CPU {pinned['scheduler']}, "
+            f"embedded cluster and driver on CPU {pinned['sim_and_driver']}"
+        )
     if run["quality"]:
         lines.append("- placement: " + ", ".join(f"{k} {v}" for k, v in run["quality"].items()))
     if run["preemption"]["attempts"] or run["churn_objects"]:

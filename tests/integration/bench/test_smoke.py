@@ -7,6 +7,7 @@ is well-formed, every measured pod is bound once, and the placement figures resp
 
 from __future__ import annotations
 
+import os
 import pstats
 from pathlib import Path
 
@@ -83,3 +84,29 @@ def test_workload_runs_at_50_nodes(name: str, tmp_path: Path, capsys: pytest.Cap
         assert stats.total_calls > 0  # type: ignore[attr-defined]
         assert "top 15 by cumulative" in out and "top 15 by own time" in out
         assert run["profile"]["by_cumulative"][0]["function"] in out
+
+
+def test_pinned_command_runs_the_command_on_those_cpus_only() -> None:
+    import subprocess
+    import sys
+
+    from ksched.simrun import pinned_command
+
+    probe = [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
+    assert pinned_command(probe, None) == probe and pinned_command(probe, frozenset()) == probe
+    first = min(os.sched_getaffinity(0))
+    out = subprocess.run(pinned_command(probe, frozenset({first})), capture_output=True, check=True)
+    assert out.stdout.decode().strip() == f"[{first}]"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="--pin needs 2 CPUs")
+def test_pin_gives_the_scheduler_a_cpu_of_its_own(tmp_path: Path) -> None:
+    before = os.sched_getaffinity(0)
+    argv = ["bench", "SchedulingBasic", "--nodes", "50", "--out", str(tmp_path), "--no-progress", "--pin"]
+    assert main(argv) == 0
+    (run,) = orjson.loads((tmp_path / "results.json").read_bytes())["runs"]
+    cpus = sorted(before)
+    assert run["pinned"] == {"scheduler": cpus[:1], "sim_and_driver": cpus[1:]}
+    assert run["bound"] == run["measured_pods"] and run["double_bindings"] == 0
+    assert os.sched_getaffinity(0) == before  # the driver gave its CPUs back
+    assert "pinned (--pin): scheduler on CPU" in (tmp_path / "results.md").read_text()

@@ -104,6 +104,7 @@ class Framework:
             self.pre_filter_plugins, self.pre_score_plugins, self.filter_plugins, self._scorers
         )
         self._row_local = {p.name: _is_row_local(p) for p in self.filter_plugins}
+        self._filter_order = {p.name: i for i, p in enumerate(self.filter_plugins)}
         # The pod of the last filter_pass and whether a non-row-local Filter plugin ran in it.
         self._last_pass: tuple[Pod, bool] | None = None
         self._delta_memo: tuple[tuple[tuple[int, int], ...], RowDelta] | None = None
@@ -748,7 +749,7 @@ def _merge_first_pass(
     nominated pods stops at.
     """
     first_pass = dict(found)
-    order = {p.name: i for i, p in enumerate(fw.filter_plugins)}
+    order = fw._filter_order
     entries = result.filters
     for plugin in plugins:
         name = plugin.name
@@ -828,18 +829,17 @@ def _hint_without(hint: BestRows, before: np.ndarray, after: np.ndarray) -> Best
     cycle on a cluster with nominations would sum and scan all rows again.
     """
     lost = np.flatnonzero(before != after)
-    at_best = 0
-    for row in lost.tolist():
-        score = 0
-        for scores, weight in zip(hint.arrays, hint.weights, strict=True):
-            score += int(scores[row]) * weight
-        if score == hint.best:
-            if row in (hint.first, hint.last):
-                return None
-            at_best += 1
-    if at_best >= hint.ties:
+    if lost.size == 0:
+        return replace(hint, rows=after)
+    score = np.zeros(lost.size, dtype=np.int64)
+    for scores, weight in zip(hint.arrays, hint.weights, strict=True):
+        score += scores[lost] * weight
+    tied = lost[score == hint.best]
+    if tied.size and (hint.first in tied or hint.last in tied):
         return None
-    return replace(hint, rows=after, ties=hint.ties - at_best)
+    if tied.size >= hint.ties:
+        return None
+    return replace(hint, rows=after, ties=hint.ties - int(tied.size))
 
 
 def _pick(hint: BestRows, u: float) -> int:

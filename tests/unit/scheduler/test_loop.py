@@ -22,31 +22,11 @@ from ksched.scheduler.inbox import BindDone, StopRequested
 from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.queue_setup import queue_for
 from tests.builders import make_node, make_pod
+from tests.unit.scheduler.loop_support import FakeClock
+from tests.unit.scheduler.loop_support import RecordingOutbox as BaseOutbox
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-class RecordingOutbox:
-    def __init__(self) -> None:
-        self.binds: list[tuple[Pod, str]] = []
-        self.patches: list[tuple[str, dict[str, Any]]] = []
-        self.events: list[dict[str, Any]] = []
-
-    def bind(self, pod: Pod, node: str) -> None:
-        self.binds.append((pod, node))
-
-    def patch_status(self, pod: Any, patch: dict[str, Any]) -> None:
-        self.patches.append((pod.name, patch))
-
-    def event(self, body: dict[str, Any]) -> None:
-        self.events.append(body)
-
+class RecordingOutbox(BaseOutbox):
     def reasons(self) -> list[tuple[str, str]]:
         return [(e["reason"], e["note"]) for e in self.events]
 

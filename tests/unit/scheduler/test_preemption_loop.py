@@ -39,39 +39,9 @@ from ksched.scheduler.preemption import (
 )
 from ksched.scheduler.queue_setup import queue_for
 from tests.builders import make_node, make_pod
+from tests.unit.scheduler.loop_support import FakeClock, RecordingOutbox
 
 WAITING = "waiting for the preemption for this pod to be finished"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-class RecordingOutbox:
-    def __init__(self) -> None:
-        self.binds: list[tuple[Pod, str]] = []
-        self.patches: list[tuple[str, dict[str, Any]]] = []
-        self.events: list[dict[str, Any]] = []
-        self.jobs: list[PreemptionJob] = []
-
-    def bind(self, pod: Pod, node: str) -> None:
-        self.binds.append((pod, node))
-
-    def patch_status(self, pod: Any, patch: dict[str, Any]) -> None:
-        self.patches.append((pod.name, patch))
-
-    def event(self, body: dict[str, Any]) -> None:
-        self.events.append(body)
-
-    def preempt(self, job: PreemptionJob) -> None:
-        self.jobs.append(job)
-
-    def status_of(self, name: str) -> list[dict[str, Any]]:
-        return [p["status"] for n, p in self.patches if n == name]
 
 
 class ScriptedPreemption:

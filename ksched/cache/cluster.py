@@ -191,6 +191,7 @@ class ClusterCache:
         nodes.nonzero_requested[row, 0] += sign * pod.nonzero_cpu
         nodes.nonzero_requested[row, 1] += sign * pod.nonzero_memory
         nodes.pod_count[row] += sign
+        nodes.row_version[row] += 1
         if pod.host_ports:
             self.ports.add(row, pod.host_ports, sign)
 

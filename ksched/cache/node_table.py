@@ -51,6 +51,10 @@ class NodeTable:
         self.valid = np.zeros(self.capacity, dtype=np.bool_)
         self.unschedulable = np.zeros(self.capacity, dtype=np.bool_)
         self.taint_bits = np.zeros((self.capacity, 1), dtype=np.uint64)
+        self.row_version = np.zeros(self.capacity, dtype=np.int64)
+        """Bumped (:meth:`touch`) whenever anything a row-local filter reads on a row changes: the
+        node itself, or the pods counted there (requests, pod count, host ports). What was
+        computed from a few rows stays true while their versions stay the same."""
         self.n_rows = 0
         self.nodes: list[Node | None] = []
         self.row_of: dict[str, int] = {}
@@ -83,7 +87,7 @@ class NodeTable:
             arr = np.zeros((new, old.shape[1]), dtype=old.dtype)
             arr[: self.capacity] = old
             setattr(self, name, arr)
-        for name in ("allowed_pods", "pod_count", "valid", "unschedulable"):
+        for name in ("allowed_pods", "pod_count", "valid", "unschedulable", "row_version"):
             old = getattr(self, name)
             arr = np.zeros(new, dtype=old.dtype)
             arr[: self.capacity] = old
@@ -93,6 +97,10 @@ class NodeTable:
             arr[: self.capacity] = col
             self._label_columns[key] = arr
         self.capacity = new
+
+    def touch(self, rows: int | np.ndarray) -> None:
+        """Bump the :attr:`row_version` of ``rows``: call after changing what is counted there."""
+        self.row_version[rows] += 1
 
     def ensure_columns(self) -> None:
         """Widen the resource arrays after new resource columns were registered."""
@@ -148,6 +156,7 @@ class NodeTable:
         self.nonzero_requested[row] = 0
         self.pod_count[row] = 0
         self.valid[row] = False
+        self.row_version[row] += 1
         self.nodes[row] = None
         self._free.append(row)
         self.generation += 1
@@ -190,6 +199,7 @@ class NodeTable:
             value = node.labels.get(key)
             col[row] = -1 if value is None else self.label_values.intern(value)
         self.nodes[row] = node
+        self.row_version[row] += 1
         self.generation += 1
 
     # ------------------------------------------------------------------ labels

@@ -80,13 +80,14 @@ class RowDelta:
     def apply(self, cluster: ClusterCache, sign: int) -> None:
         """Add (``sign=1``) or take away (``-1``) the sums in the cache's row accounting: requested,
         non-zero requested, pod count and host ports. Integer adds, so ``+1`` then ``-1`` leaves the
-        arrays bit for bit as they were."""
+        arrays bit for bit as they were (the rows' ``row_version`` is bumped both times)."""
         self.apply_ports(cluster, sign)
         idx = self.rows
         if idx.size == 0:
             return
         nodes = cluster.nodes
         added = self.requested(cluster)
+        nodes.touch(idx)
         nodes.requested[idx] += added * sign
         nodes.nonzero_requested[idx] += self.nonzero * sign
         nodes.pod_count[idx] += self.count * sign

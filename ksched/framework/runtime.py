@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence, Sized
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
@@ -45,14 +44,15 @@ from ksched.framework.interface import (
     Status,
 )
 from ksched.framework.messages import PREEMPTION_PREFIX
+from ksched.framework.nominated_pass import NominatedPass, hint_without
 from ksched.framework.plans import Gates
+from ksched.framework.relevance import never, relevance
 from ksched.framework.result import (
     CycleResult,
     PluginScores,
     num_feasible_nodes_to_find,
     weighted_sum,
 )
-from ksched.framework.row_delta import RowDelta
 from ksched.framework.waiting import WaitingPods
 from ksched.model.pod import Pod
 
@@ -107,22 +107,11 @@ class Framework:
         self._filter_order = {p.name: i for i, p in enumerate(self.filter_plugins)}
         # The pod of the last filter_pass and whether a non-row-local Filter plugin ran in it.
         self._last_pass: tuple[Pod, bool] | None = None
-        self._delta_memo: tuple[tuple[tuple[int, int], ...], RowDelta] | None = None
+        self._nominated_pass = NominatedPass(self)
         for p in self.post_filter_plugins:
             attach = getattr(p, "attach_framework", None)
             if attach is not None:
                 attach(self)  # preemption re-runs this profile's filters in its dry runs
-
-    def _row_delta(self, rows: list[int], by_row: dict[int, list[Pod]]) -> RowDelta:
-        """The :class:`RowDelta` of ``by_row``'s pods on ``rows``, remembered for the next cycle
-        (keyed by row and pod identity; the delta keeps the pods alive, so ids are not reused)."""
-        key = tuple((r, id(p)) for r in rows for p in by_row[r])
-        memo = self._delta_memo
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        delta = RowDelta([p for r in rows for p in by_row[r]], [r for r in rows for _ in by_row[r]])
-        self._delta_memo = (key, delta)
-        return delta
 
     # ------------------------------------------------------------------ the cycle
     def run(
@@ -269,18 +258,25 @@ class Framework:
                 count = kernels.drop_failed(feasible, fr.failed, n)
         if feasible is valid:
             feasible = valid.copy()  # callers may mutate result.feasible; result.valid must not change
-        if nominated is not None and (len(nominated) if isinstance(nominated, Sized) else 1):
-            narrowed = _filter_with_nominated(self, pod, cluster, nominated, feasible, result, state)
-            if narrowed is not None:
+        narrowed = None
+        if nominated is not None:
+            narrowed = self._nominated_pass.narrow(pod, cluster, nominated, feasible, result, state)
+            if narrowed is not None and (narrowed.lost is None or narrowed.lost.size):
                 hint = state.best_rows
                 kept = None
                 if hint is not None and adopted is not None and hint.rows is adopted:
-                    kept = _hint_without(hint, adopted, narrowed)
+                    lost = narrowed.lost
+                    if lost is None:
+                        lost = np.flatnonzero(adopted & ~narrowed.feasible)
+                    kept = hint_without(hint, lost, narrowed.feasible)
                 state.best_rows = kept
-                feasible, adopted, count = narrowed, (narrowed if kept is not None else None), -1
+                feasible = narrowed.feasible
+                adopted, count = (feasible if kept is not None else None), -1
         result.feasible = feasible
         if count < 0:
             count = int(np.count_nonzero(feasible))
+        if narrowed is not None and (filter_only or explain or count == 0):
+            narrowed.finish()  # the reasons of the pass with nominated pods are read only then
         if filter_only:
             result.status = Status(Code.UNSCHEDULABLE) if count == 0 else SUCCESS
             return result
@@ -452,7 +448,7 @@ class Framework:
         """For preemption's batched dry run: which pods may not be moved in the row accounting only.
 
         None when only row-local Filter plugins ran in the last :meth:`filter_pass` for ``pod``
-        (any pod may be moved, as before). Otherwise :func:`_relevance` over every non-row-local
+        (any pod may be moved, as before). Otherwise :func:`relevance` over every non-row-local
         Filter plugin of the pod's plan, also those that said Skip at PreFilter: a pass that
         changes the cache itself runs PreFilter again, which may then not skip.
         """
@@ -460,8 +456,8 @@ class Framework:
         if last is not None and last[0] is pod and not last[1]:
             return None
         checked = self._not_row_local(pod)
-        relevant = _relevance(checked, pod, cluster) if checked else _never
-        return None if relevant is _never else relevant
+        relevant = relevance(checked, pod, cluster) if checked else never
+        return None if relevant is never else relevant
 
     def _not_row_local(self, pod: Pod) -> list[FilterPlugin]:
         """The Filter plugins of ``pod``'s plan that are not row-local (Skip at PreFilter or not)."""
@@ -490,303 +486,8 @@ ROW_LOCAL_FILTERS = frozenset(
 on it). Out-of-tree plugins can say so with a ``row_local = True`` attribute."""
 
 
-POD_INDEPENDENT_FILTERS = frozenset(
-    {
-        names.NODE_UNSCHEDULABLE,
-        names.NODE_NAME,
-        names.TAINT_TOLERATION,
-        names.NODE_AFFINITY,
-    }
-)
-"""In-tree filters whose verdict on a node never depends on the pods there. The nominated-pods
-pass only re-asks rows that already passed every filter without the nominated pods, so these
-would pass them again: that pass leaves them out."""
-
-
 def _is_row_local(plugin: object) -> bool:
     return getattr(plugin, "name", None) in ROW_LOCAL_FILTERS or getattr(plugin, "row_local", False) is True
-
-
-def _never(other: Pod) -> bool:
-    return False
-
-
-def _always(other: Pod) -> bool:
-    return True
-
-
-def _relevance(plugins: Sequence[object], pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool]:
-    """Whether counting a pod on a node (or taking it off) could change the Filter verdict of one
-    of ``plugins`` (the non-row-local ones that run for ``pod``) on any node other than through
-    that node's own row accounting (requests, pod count, ports).
-
-    Each plugin answers through ``relevance(pod, cluster)``, which returns such a predicate (None:
-    no pod is) and must say True when unsure; a plugin without it makes every pod relevant. Pods
-    that are not relevant can be moved in the row accounting only (:func:`_count_on_rows`,
-    preemption's ``ArrayProbe``) and many nodes share one filter pass; the others need the cache
-    itself changed (``assume`` / ``remove_pod``), one node at a time, as upstream clones one
-    NodeInfo at a time. Returns :func:`_never` / :func:`_always` themselves when that is the
-    answer, so that callers can skip asking pod by pod.
-    """
-    checks: list[Callable[[Pod], bool]] = []
-    for plugin in plugins:
-        factory = getattr(plugin, "relevance", None)
-        if factory is None:
-            return _always
-        check = factory(pod, cluster)
-        if check is not None:
-            checks.append(check)
-    if not checks:
-        return _never
-    if len(checks) == 1:
-        return checks[0]
-    return lambda other: any(check(other) for check in checks)
-
-
-def _nominated_by_row(pod: Pod, cluster: ClusterCache, nominated: NominatedPods) -> dict[int, list[Pod]]:
-    """Rows with nominated pods that count for ``pod``: priority >= its own, not the pod itself,
-    and not already in the cache (an assumed or bound pod is counted there already)."""
-    row_of = cluster.nodes.row_of
-    out: dict[int, list[Pod]] = {}
-    groups_of = getattr(nominated, "groups_at_least", None)
-    if groups_of is not None:
-        known = cluster.pods  # the uid -> entry map behind ``uid in cluster``
-        me = pod.uid
-        for name, group in groups_of(pod.priority):
-            row = row_of.get(name)
-            if row is None:
-                continue
-            pods = [p for p in group if p.uid != me and p.uid not in known]
-            if pods:
-                out[row] = pods
-        return out
-    names_of = getattr(nominated, "node_names", None)
-    node_names = names_of() if names_of is not None else list(row_of)
-    for name in node_names:
-        row = row_of.get(name)
-        if row is None:
-            continue
-        pods = [
-            p
-            for p in nominated.pods_for_node(name)
-            if p.uid != pod.uid and p.priority >= pod.priority and p.uid not in cluster
-        ]
-        if pods:
-            out[row] = pods
-    return out
-
-
-def _filter_with_nominated(
-    fw: Framework,
-    pod: Pod,
-    cluster: ClusterCache,
-    nominated: NominatedPods,
-    feasible: np.ndarray,
-    result: CycleResult,
-    state: CycleState,
-) -> np.ndarray | None:
-    """Pass 1 of upstream's two-pass rule on rows that passed without nominated pods (pass 2).
-
-    When every filter that runs is pod-independent or answers for a few rows, the rows with
-    nominated pods are asked directly (:func:`_rows_with_nominated`; exact upstream reasons too).
-    Otherwise the nominated pods are counted on their rows and the filters re-run; rows that fail
-    now fail the cycle, with that pass's reasons appended to ``result.filters`` (a row that had
-    failed already keeps the reasons of the pass without nominated pods). Rows whose nominated pods
-    no non-row-local filter of the plan cares about (:func:`_relevance`; all rows when every
-    filter that ran is row-local) share one pass, with the pods counted in the per-row accounting only
-    (what row-local filters read; integer adds, undone exactly): each row's verdict is then the
-    one its own pass would give, since the other filters would not see those pods anyway. Every
-    other row gets its own pass with its pods assumed in the cache (``assume`` / ``forget`` are
-    exact inverses; this thread is the only writer), as upstream clones one NodeInfo at a time.
-    Returns a narrowed copy of ``feasible``, or None when no row dropped out.
-    """
-    by_row = _nominated_by_row(pod, cluster, nominated)
-    if not by_row:
-        return None
-    skipped = state.skip_filter
-    row_filters = _row_subset_filters(fw, skipped)
-    if row_filters is not None:
-        return _rows_with_nominated(
-            fw, row_filters, pod, cluster, state, list(by_row), by_row, feasible, result
-        )
-    rows = [r for r in by_row if feasible[r]]
-    if not rows:
-        return None
-    row_local = fw._row_local
-    if all(row_local.get(p.name, False) for p in fw.filter_plugins if p.name not in skipped):
-        batched, single = rows, []
-    else:
-        # Plugins skipped in this cycle stay skipped in the per-row passes (``skipped=``), as
-        # upstream's do; asking the skipped ones too is merely conservative.
-        relevant = _relevance(fw._not_row_local(pod), pod, cluster)
-        if relevant is _never:
-            batched, single = rows, []
-        elif relevant is _always:
-            batched, single = [], rows
-        else:
-            batched, single = [], []
-            for r in rows:
-                (single if any(relevant(p) for p in by_row[r]) else batched).append(r)
-    n = feasible.shape[0]
-    out: np.ndarray | None = None
-    groups = ([batched] if batched else []) + [[r] for r in single]
-    for group in groups:
-        if group is batched:
-            pods = [p for r in group for p in by_row[r]]
-            on = [r for r in group for _ in by_row[r]]
-            _count_on_rows(cluster, pods, on, +1)
-            try:
-                sub = fw.run(pod, cluster, filter_only=True, skipped=skipped)
-            finally:
-                _count_on_rows(cluster, pods, on, -1)
-        else:
-            added: list[str] = []
-            try:
-                for r in group:
-                    node_name = cluster.nodes.node(r).name
-                    for p in by_row[r]:
-                        cluster.assume(p, node_name)
-                        added.append(p.uid)
-                sub = fw.run(pod, cluster, filter_only=True, skipped=skipped)
-            finally:
-                for uid in reversed(added):
-                    cluster.forget(uid)
-        sub_ok = sub.feasible
-        bad = [r for r in group if sub_ok is None or not sub_ok[r]]
-        if not bad:
-            continue
-        mask = np.zeros(n, dtype=np.bool_)
-        mask[bad] = True
-        if out is None:
-            out = feasible.copy()
-        out[mask] = False
-        if sub.status.code == Code.ERROR or sub.prefilter_rejection is not None:
-            s = sub.prefilter_rejection if sub.prefilter_rejection is not None else sub.status
-            code = s.code if s.code.is_rejection else Code.UNSCHEDULABLE
-            result.filters.append((s.plugin, FilterResult.from_mask(mask, s.message, code)))
-            continue
-        for plugin_name, fr in sub.filters:
-            if fr.failed is None:
-                continue
-            failed = np.where(mask, fr.failed[:n], np.uint64(0))
-            if failed.any():
-                result.filters.append((plugin_name, FilterResult(failed, fr.reasons, fr.codes)))
-    return out
-
-
-def _row_subset_filters(fw: Framework, skipped: frozenset[str] | set[str]) -> list[Any] | None:
-    """The filters the nominated-pods pass must re-ask, when each of them can answer for a few rows
-    (``filter_rows``) and the others are :data:`POD_INDEPENDENT_FILTERS`; None otherwise (the pass
-    then re-runs the whole profile, as before)."""
-    out: list[Any] = []
-    for plugin in fw.filter_plugins:
-        if plugin.name in skipped or plugin.name in POD_INDEPENDENT_FILTERS:
-            continue
-        if getattr(plugin, "filter_rows", None) is None:
-            return None
-        out.append(plugin)
-    return out
-
-
-def _rows_with_nominated(
-    fw: Framework,
-    plugins: list[Any],
-    pod: Pod,
-    cluster: ClusterCache,
-    state: CycleState,
-    rows: list[int],
-    by_row: dict[int, list[Pod]],
-    feasible: np.ndarray,
-    result: CycleResult,
-) -> np.ndarray | None:
-    """The two-pass rule on every row with nominated pods, when only row-local filters run.
-
-    Only ``plugins`` (the ones that read the pods on a node) are asked, about those rows only, with
-    the pods handed over as a :class:`RowDelta` to add to what the cache holds (the cache itself is
-    not touched); the other filters would answer as they did without the pods. A row that fails
-    with the pods fails the cycle with the reasons of that pass, as upstream reports the pass with
-    nominated pods first (:func:`_merge_first_pass`); a row that passes with them keeps the verdict
-    it had without them. The cost no longer grows with the cluster. Returns a narrowed copy of
-    ``feasible``, or None when no row dropped out.
-    """
-    delta = fw._row_delta(rows, by_row)
-    idx = delta.rows
-    found: list[tuple[str, FilterResult]] = []
-    for plugin in plugins:
-        fr = plugin.filter_rows(state, pod, cluster, delta)
-        if fr.failed is not None and fr.failed.any():
-            found.append((plugin.name, fr))
-    if not found:
-        return None
-    bad = np.zeros(idx.size, dtype=np.bool_)
-    for _name, fr in found:
-        assert fr.failed is not None
-        bad |= fr.failed != 0
-    failing = idx[bad]
-    _merge_first_pass(fw, result, plugins, found, idx, failing, feasible.shape[0])
-    if not feasible[failing].any():
-        return None  # every such row had failed already; only its reasons changed
-    out = feasible.copy()
-    out[failing] = False
-    return out
-
-
-def _merge_first_pass(
-    fw: Framework,
-    result: CycleResult,
-    plugins: list[Any],
-    found: list[tuple[str, FilterResult]],
-    idx: np.ndarray,
-    failing: np.ndarray,
-    n: int,
-) -> None:
-    """Make ``result.filters`` report, on the ``failing`` rows, the pass with nominated pods.
-
-    On those rows the bits of ``plugins`` (the filters that read a node's pods) become the ones
-    from that pass (``found``, aligned with ``idx``; a plugin not in ``found`` passed them); the
-    other filters' bits stand, since the pods do not change their verdict. Each plugin keeps its
-    place in the configured order, so the first failure per row is the one upstream's pass with
-    nominated pods stops at.
-    """
-    first_pass = dict(found)
-    order = fw._filter_order
-    entries = result.filters
-    for plugin in plugins:
-        name = plugin.name
-        fr1 = first_pass.get(name)
-        at = next((i for i, (pname, _) in enumerate(entries) if pname == name), None)
-        if at is not None:
-            old = entries[at][1]
-            assert old.failed is not None
-            if fr1 is None or (fr1.reasons == old.reasons and fr1.codes == old.codes):
-                merged = old.failed[:n].copy()
-                merged[failing] = 0
-                if fr1 is not None:
-                    assert fr1.failed is not None
-                    merged[idx] |= fr1.failed
-                entries[at] = (name, FilterResult(merged, old.reasons, old.codes))
-                continue
-            cleared = old.failed[:n].copy()
-            cleared[failing] = 0
-            entries[at] = (name, FilterResult(cleared, old.reasons, old.codes))
-        if fr1 is None:
-            continue
-        assert fr1.failed is not None
-        bits = np.zeros(n, dtype=np.uint64)
-        bits[idx] = fr1.failed
-        place = order.get(name, len(order))
-        pos = next(
-            (i for i, (pname, _) in enumerate(entries) if order.get(pname, -1) > place),
-            len(entries),
-        )
-        entries.insert(pos, (name, FilterResult(bits, fr1.reasons, fr1.codes)))
-
-
-def _count_on_rows(cluster: ClusterCache, pods: list[Pod], rows: list[int], sign: int) -> None:
-    """Add (``sign=1``) or take away (``-1``) ``pods`` on ``rows`` in the per-row accounting only:
-    requested, non-zero requested, pod count and host ports, which is all row-local filters read.
-    Integer adds, so ``+1`` then ``-1`` leaves the arrays bit for bit as they were."""
-    RowDelta(pods, rows).apply(cluster, sign)
 
 
 _SAFE_TOTAL = 1 << 62
@@ -818,28 +519,6 @@ def _hint_covers(hint: BestRows, arrays: list[np.ndarray], weights: list[int], c
     for w in weights:
         bound += MAX_NODE_SCORE * abs(w)
     return bound < _SAFE_TOTAL
-
-
-def _hint_without(hint: BestRows, before: np.ndarray, after: np.ndarray) -> BestRows | None:
-    """``hint`` for the rows of ``after``, a subset of ``before`` (= ``hint.rows``) that lost a few
-    rows (the nominated-pods pass), or None when it no longer says where the best rows are.
-
-    A lost row that scored below the best changes nothing; one that tied for it is one tie fewer,
-    unless it was the first or the last tie (then the full sum and scan decide). Without this every
-    cycle on a cluster with nominations would sum and scan all rows again.
-    """
-    lost = np.flatnonzero(before != after)
-    if lost.size == 0:
-        return replace(hint, rows=after)
-    score = np.zeros(lost.size, dtype=np.int64)
-    for scores, weight in zip(hint.arrays, hint.weights, strict=True):
-        score += scores[lost] * weight
-    tied = lost[score == hint.best]
-    if tied.size and (hint.first in tied or hint.last in tied):
-        return None
-    if tied.size >= hint.ties:
-        return None
-    return replace(hint, rows=after, ties=hint.ties - int(tied.size))
 
 
 def _pick(hint: BestRows, u: float) -> int:

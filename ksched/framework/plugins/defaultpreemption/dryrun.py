@@ -212,6 +212,7 @@ class ArrayProbe(_Checker):
     def _apply(self, idx: np.ndarray, sign: int) -> None:
         nodes = self.cluster.nodes
         rows = self.res.rows[idx]
+        nodes.touch(rows)
         whole = idx.size == len(self.res)
         starts: np.ndarray | None = None
         counts: np.ndarray | int = sign

@@ -72,6 +72,11 @@ class NodePorts:
             return FilterResult.all_pass()
         return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
 
+    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> object:
+        """What :meth:`filter_rows` reads of the pod: nothing when it wants no host port (``False``,
+        the same object for every such pod), else its host ports (shared by retries of that pod)."""
+        return pod.host_ports or False
+
     def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
         """The first wanted host port that is taken on the node."""
         for wanted in pod.host_ports:

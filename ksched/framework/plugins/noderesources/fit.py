@@ -140,6 +140,11 @@ class Fit:
         spec = self._spec(state, pod, cluster)
         return FilterResult(bits, spec.reasons, spec.codes)
 
+    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> object:
+        """What :meth:`filter_rows` reads of the pod: its kernel inputs, one object per request
+        shape and table layout, so pods of the same shape share the nominated-pods pass's answer."""
+        return self._pass.cycle_spec(state, pod, cluster)
+
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
         return SUCCESS
 

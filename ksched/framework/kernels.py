@@ -181,6 +181,57 @@ def nth_best_row(
     return nth_best_row_ref(arrays, weights, passed, best, k, start)
 
 
+def drop_rows_ref(
+    feasible: np.ndarray,
+    rows: np.ndarray,
+    arrays: tuple[np.ndarray, ...],
+    weights: tuple[int, ...],
+    best: int,
+    first: int,
+    last: int,
+) -> tuple[np.ndarray | None, int]:
+    """``(out, tied)``: ``out`` is a copy of ``feasible`` with ``rows`` cleared (None when none of
+    them was feasible; ``tied`` is then 0); ``tied`` is how many of the dropped rows score ``best``
+    in ``sum(w * a[row])`` (int64, wrapping), or -1 when ``first`` or ``last`` is among those (no
+    arrays: 0). What the nominated-pods pass does to the cycle's feasible rows and best-row hint."""
+    n = feasible.shape[0]
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= n):
+        raise IndexError(f"a row outside the {n} rows of feasible")
+    lost = rows[feasible[rows]]
+    if lost.size == 0:
+        return None, 0
+    out = feasible.copy()
+    out[lost] = False
+    if not arrays:
+        return out, 0
+    score = np.zeros(lost.size, dtype=np.int64)
+    for a, w in zip(arrays, weights, strict=True):
+        score += a[lost] * np.int64(w)
+    tied = lost[score == best]
+    if tied.size and (first in tied or last in tied):
+        return out, -1
+    return out, int(tied.size)
+
+
+def drop_rows(
+    feasible: np.ndarray,
+    rows: np.ndarray,
+    arrays: tuple[np.ndarray, ...],
+    weights: tuple[int, ...],
+    best: int,
+    first: int,
+    last: int,
+) -> tuple[np.ndarray | None, int]:
+    """:func:`drop_rows_ref`, compiled for none, one or two int64 arrays when available."""
+    fast = _fast if _tried else compiled()
+    if fast is not None and len(arrays) <= 2 and rows.dtype == np.intp and rows.flags.c_contiguous:
+        fit, wf = (arrays[0], weights[0]) if arrays else (None, 0)
+        bal, wb = (arrays[1], weights[1]) if len(arrays) == 2 else (None, 0)
+        out, tied = fast.drop_rows(feasible, rows, fit, wf, bal, wb, best, first, last)
+        return out, int(tied)
+    return drop_rows_ref(feasible, rows, arrays, weights, best, first, last)
+
+
 # --------------------------------------------------------------------------- PodTopologySpread
 # Kernels of ksched/_fast/spread.pyx (a module of its own); the numpy references below are the contract.
 SPREAD_MAX_INT32 = 2**31 - 1

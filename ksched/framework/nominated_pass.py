@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework import names
+from ksched.framework import kernels, names
 from ksched.framework.interface import BestRows, Code, CycleState, FilterResult, NominatedPods
 from ksched.framework.relevance import always, never, relevance
 from ksched.framework.result import CycleResult
@@ -59,8 +59,11 @@ class Narrowed:
 
     feasible: np.ndarray
     """The cycle's feasible rows now: a narrowed copy, or the cycle's own array if none dropped."""
-    lost: np.ndarray | None
-    """The rows that dropped out (empty when none did); None when not worked out row by row."""
+    changed: bool
+    """Whether rows dropped out."""
+    hint: BestRows | None
+    """The best-row hint given to :meth:`NominatedPass.narrow`, for the rows of :attr:`feasible`;
+    None when none was given or it no longer says where the best rows are."""
     merge: Callable[[], None] | None = None
     """Puts the pass's reasons into ``result.filters``; the caller runs it when they will be read
     (the cycle failed, explains, or is a dry run). None when they are there already."""
@@ -162,8 +165,12 @@ class NominatedPass:
         feasible: np.ndarray,
         result: CycleResult,
         state: CycleState,
+        hint: BestRows | None,
     ) -> Narrowed | None:
         """Pass 1 on the rows that passed without nominated pods (``feasible``, pass 2).
+
+        ``hint``: the fused sweep's best-row hint when it describes ``feasible`` (its ``rows``);
+        the answer carries it over to the narrowed rows when it still holds (:func:`_drop`).
 
         When every filter that runs is pod-independent or answers for a few rows, the rows with
         nominated pods are asked directly (:meth:`_rows_only`; exact upstream reasons too).
@@ -178,8 +185,11 @@ class NominatedPass:
         skipped = state.skip_filter
         row_filters = _row_subset_filters(self._fw, skipped)
         if row_filters is not None:
-            return self._rows_only(row_filters, pod, cluster, state, noms, feasible, result)
-        return self._whole_profile(pod, cluster, skipped, noms.by_row, feasible, result)
+            return self._rows_only(row_filters, pod, cluster, state, noms, feasible, result, hint)
+        out = self._whole_profile(pod, cluster, skipped, noms.by_row, feasible, result)
+        if out is None:
+            return None
+        return _drop(feasible, np.flatnonzero(feasible & ~out), hint, None)
 
     def _verdicts(
         self, plugins: list[Any], pod: Pod, cluster: ClusterCache, state: CycleState, delta: RowDelta
@@ -234,6 +244,7 @@ class NominatedPass:
         noms: _Nominations,
         feasible: np.ndarray,
         result: CycleResult,
+        hint: BestRows | None,
     ) -> Narrowed | None:
         """The two-pass rule on every row with nominated pods, when only row-local filters run.
 
@@ -254,12 +265,7 @@ class NominatedPass:
         def merge() -> None:
             _merge_first_pass(fw, result, plugins, v.found, v.delta.rows, failing, n)
 
-        lost = failing[feasible[failing]]
-        if lost.size == 0:  # every such row had failed already; only its reasons change
-            return Narrowed(feasible, lost, merge)
-        out = feasible.copy()
-        out[lost] = False
-        return Narrowed(out, lost, merge)
+        return _drop(feasible, failing, hint, merge)
 
     def _whole_profile(
         self,
@@ -269,7 +275,7 @@ class NominatedPass:
         by_row: dict[int, list[Pod]],
         feasible: np.ndarray,
         result: CycleResult,
-    ) -> Narrowed | None:
+    ) -> np.ndarray | None:
         """The pass when some filter that runs cannot answer for a few rows: the nominated pods are
         counted on their rows and the whole profile's filters run again.
 
@@ -281,7 +287,8 @@ class NominatedPass:
         each row's verdict is then the one its own pass would give, since the other filters would
         not see those pods anyway. Every other row gets its own pass with its pods assumed in the
         cache (``assume`` / ``forget`` are exact inverses; this thread is the only writer), as
-        upstream clones one NodeInfo at a time.
+        upstream clones one NodeInfo at a time. Returns the narrowed copy of ``feasible``, or None
+        when no row dropped out.
         """
         fw = self._fw
         rows = [r for r in by_row if feasible[r]]
@@ -345,7 +352,7 @@ class NominatedPass:
                 failed = np.where(mask, fr.failed[:n], np.uint64(0))
                 if failed.any():
                     result.filters.append((plugin_name, FilterResult(failed, fr.reasons, fr.codes)))
-        return None if out is None else Narrowed(out, None)
+        return out
 
 
 def _by_node_names(pod: Pod, cluster: ClusterCache, nominated: NominatedPods) -> dict[int, list[Pod]]:
@@ -440,27 +447,28 @@ def _merge_first_pass(
         entries.insert(pos, (name, FilterResult(bits, fr1.reasons, fr1.codes)))
 
 
-def hint_without(hint: BestRows, lost: np.ndarray, rows: np.ndarray) -> BestRows | None:
-    """``hint`` for ``rows``: ``hint.rows`` less the ``lost`` rows (the nominated-pods pass), or
-    None when it no longer says where the best rows are.
+def _drop(
+    feasible: np.ndarray, rows: np.ndarray, hint: BestRows | None, merge: Callable[[], None] | None
+) -> Narrowed:
+    """``feasible`` without ``rows``, and ``hint`` for what is left.
 
-    A lost row that scored below the best changes nothing; one that tied for it is one tie fewer,
-    unless it was the first or the last tie (then the full sum and scan decide). Without this every
-    cycle on a cluster with nominations would sum and scan all rows again.
+    A dropped row that scored below the best changes nothing; one that tied for it is one tie
+    fewer, unless it was the first or the last tie (then the full sum and scan decide). Without
+    this every cycle on a cluster with nominations would sum and scan all rows again.
     """
-    ties = hint.ties
-    if lost.size:
-        arrays, weights = hint.arrays, hint.weights
-        score = arrays[0][lost].astype(np.int64, copy=False) * weights[0]
-        for scores, weight in zip(arrays[1:], weights[1:], strict=True):
-            score += scores[lost] * weight
-        tied = lost[score == hint.best].tolist()
-        if tied:
-            if hint.first in tied or hint.last in tied or len(tied) >= ties:
-                return None
-            ties -= len(tied)
-    # The constructor, not ``dataclasses.replace``: this runs on every cycle with nominations.
-    return BestRows(hint.arrays, hint.weights, rows, hint.best, ties, hint.first, hint.last)
+    tied = 0
+    if hint is None:
+        out, _ = kernels.drop_rows(feasible, rows, (), (), 0, -1, -1)
+    else:
+        h = hint
+        out, tied = kernels.drop_rows(feasible, rows, h.arrays, h.weights, h.best, h.first, h.last)
+    if out is None:  # every such row had failed already; at most its reasons change
+        return Narrowed(feasible, False, hint, merge)
+    kept = None
+    if hint is not None and 0 <= tied < hint.ties:
+        # The constructor, not ``dataclasses.replace``: this runs on every cycle with nominations.
+        kept = BestRows(hint.arrays, hint.weights, out, hint.best, hint.ties - tied, hint.first, hint.last)
+    return Narrowed(out, True, kept, merge)
 
 
-__all__ = ["POD_INDEPENDENT_FILTERS", "Narrowed", "NominatedPass", "hint_without"]
+__all__ = ["POD_INDEPENDENT_FILTERS", "Narrowed", "NominatedPass"]

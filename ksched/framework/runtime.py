@@ -44,7 +44,7 @@ from ksched.framework.interface import (
     Status,
 )
 from ksched.framework.messages import PREEMPTION_PREFIX
-from ksched.framework.nominated_pass import NominatedPass, hint_without
+from ksched.framework.nominated_pass import NominatedPass
 from ksched.framework.plans import Gates
 from ksched.framework.relevance import never, relevance
 from ksched.framework.result import (
@@ -260,18 +260,14 @@ class Framework:
             feasible = valid.copy()  # callers may mutate result.feasible; result.valid must not change
         narrowed = None
         if nominated is not None:
-            narrowed = self._nominated_pass.narrow(pod, cluster, nominated, feasible, result, state)
-            if narrowed is not None and (narrowed.lost is None or narrowed.lost.size):
-                hint = state.best_rows
-                kept = None
-                if hint is not None and adopted is not None and hint.rows is adopted:
-                    lost = narrowed.lost
-                    if lost is None:
-                        lost = np.flatnonzero(adopted & ~narrowed.feasible)
-                    kept = hint_without(hint, lost, narrowed.feasible)
-                state.best_rows = kept
+            hint = state.best_rows
+            if hint is not None and (adopted is None or hint.rows is not adopted):
+                hint = None
+            narrowed = self._nominated_pass.narrow(pod, cluster, nominated, feasible, result, state, hint)
+            if narrowed is not None and narrowed.changed:
+                state.best_rows = narrowed.hint
                 feasible = narrowed.feasible
-                adopted, count = (feasible if kept is not None else None), -1
+                adopted, count = (feasible if narrowed.hint is not None else None), -1
         result.feasible = feasible
         if count < 0:
             count = int(np.count_nonzero(feasible))

@@ -88,6 +88,8 @@ class ApiOutbox:
         self._patch_tails: dict[str, asyncio.Task[None]] = {}
         """Each pod's latest status patch still running (see :meth:`_start_patch`)."""
         self.dropped_events = 0
+        self.skipped_events = 0
+        """Events :meth:`would_drop` turned away before they were built (scheduling thread)."""
 
     # ---------------------------------------------------------------- called from the scheduling thread
     # Every hand-over goes through IOThread.call_soon_batched, in one order: a deque append, and one
@@ -102,6 +104,18 @@ class ApiOutbox:
 
     def event(self, body: dict[str, Any]) -> None:
         self.io.call_soon_batched(self._queue_event, body)
+
+    def would_drop(self, event_type: str) -> bool:
+        """Whether :meth:`event` would drop a new event of ``event_type`` now: a Normal one while
+        the buffer is full (a Warning may displace one). Read without a lock from the scheduling
+        thread: the answer can be a moment stale either way, which best-effort events allow. A
+        turned-away event counts in :attr:`skipped_events`."""
+        if event_type == "Warning" or len(self._events) < self.settings.event_buffer:
+            return False
+        self.skipped_events += 1
+        if self.skipped_events in (1, 10, 100) or self.skipped_events % 1000 == 0:
+            log.warning("event buffer full: %d events not recorded so far", self.skipped_events)
+        return True
 
     def preempt(self, job: PreemptionJob) -> None:
         self.io.call_soon_batched(self._start_preempt, job)

@@ -127,9 +127,8 @@ class ClusterEvent:
 
 
 def _resources_match(registered: str, incoming: str) -> bool:
-    return (
-        registered in (WILDCARD, incoming)
-        or (registered == POD and incoming in (ASSIGNED_POD, UNSCHEDULABLE_POD))
+    return registered in (WILDCARD, incoming) or (
+        registered == POD and incoming in (ASSIGNED_POD, UNSCHEDULABLE_POD)
     )
 
 
@@ -323,9 +322,7 @@ def events_of_plugin(plugin: object) -> tuple[ClusterEvent, ...] | None:
             bits |= _ACTION_BY_NAME[action]
         resource = getattr(spec, "resource", None)
         if not isinstance(resource, str) or not bits:
-            raise ValueError(
-                f"plugin {name}: events_to_register returned {spec!r}; use api.cluster_event()"
-            )
+            raise ValueError(f"plugin {name}: events_to_register returned {spec!r}; use api.cluster_event()")
         out.append(ClusterEvent(resource, bits))
     return tuple(out)
 

@@ -132,8 +132,11 @@ class SchedulingQueue:
     def get(self, uid: str) -> QueuedPodInfo | None:
         """The queued (not in-flight) record of a pod; ``gating_plugin`` / ``gating_status`` say why
         it is gated."""
-        return self._active.get(uid) or self._backoff.get(uid) or self._error_backoff.get(uid) or (
-            self._unsched.get(uid)
+        return (
+            self._active.get(uid)
+            or self._backoff.get(uid)
+            or self._error_backoff.get(uid)
+            or (self._unsched.get(uid))
         )
 
     def in_flight(self, uid: str) -> bool:
@@ -191,8 +194,11 @@ class SchedulingQueue:
             for e in events:
                 self._in_flight.record(e, uid)
             return
-        for heap, key in ((self._active, self._active_key), (self._backoff, self._bo.rejected_key),
-                          (self._error_backoff, self._bo.error_key)):
+        for heap, key in (
+            (self._active, self._active_key),
+            (self._backoff, self._bo.rejected_key),
+            (self._error_backoff, self._bo.error_key),
+        ):
             pinfo = heap.get(uid)
             if pinfo is not None:
                 pinfo.pod = new
@@ -215,8 +221,12 @@ class SchedulingQueue:
     def delete(self, uid: str) -> None:
         """The pod was deleted (or bound by someone else). Scheduling thread only."""
         self.nominator.delete(uid)
-        pinfo = (self._active.remove(uid) or self._backoff.remove(uid) or self._error_backoff.remove(uid)
-                 or self._unsched_delete(uid))
+        pinfo = (
+            self._active.remove(uid)
+            or self._backoff.remove(uid)
+            or self._error_backoff.remove(uid)
+            or self._unsched_delete(uid)
+        )
         if pinfo is not None:
             self._reasons(pinfo, -1)
             self._sync_gauges()

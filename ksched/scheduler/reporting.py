@@ -75,6 +75,10 @@ class StatusSink(Protocol):
     def event(self, body: dict[str, Any]) -> None: ...
 
 
+def _never_drops(event_type: str) -> bool:
+    return False
+
+
 class Reporter:
     """Turns scheduling outcomes into Events and ``PodScheduled`` patches for the outbox."""
 
@@ -82,11 +86,18 @@ class Reporter:
         self.sink = sink
         self.wall_clock = wall_clock
         self.instance = instance
+        # Optional on the sink: whether it would drop an event of this type right now, so that
+        # the body (timestamps, nested dicts) is not built for nothing.
+        self._would_drop: Callable[[str], bool] = getattr(sink, "would_drop", _never_drops)
 
     def event(
         self, pod: PodLike, controller: str, event_type: str, reason: str, action: str, note: str
     ) -> None:
-        """Record an Event about ``pod``; ``controller`` is the profile's scheduler name."""
+        """Record an Event about ``pod``; ``controller`` is the profile's scheduler name. Events are
+        best effort: one the sink would drop anyway is not built (at thousands of binds per second
+        the Scheduled events far outrun the event rate limit)."""
+        if self._would_drop(event_type):
+            return
         body = event_body(
             regarding=pod_reference(pod.namespace, pod.name, pod.uid),
             reason=reason,

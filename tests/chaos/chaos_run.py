@@ -94,29 +94,40 @@ class PodSpec:
             container["ports"] = [{"containerPort": 80, "hostPort": self.host_port, "protocol": "TCP"}]
         spec: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": 0}
         if self.tolerates_gpu:
-            spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "gpu",
-                                    "effect": "NoSchedule"}]
+            spec["tolerations"] = [
+                {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+            ]
         if self.selector:
             spec["nodeSelector"] = dict(self.selector)
         if self.zones:
-            term = {"matchExpressions": [
-                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": list(self.zones)}
-            ]}
-            spec["affinity"] = {"nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
-            }}
+            term = {
+                "matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": list(self.zones)}
+                ]
+            }
+            spec["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+                }
+            }
         if self.priority is not None:
             spec["priority"] = self.priority
         labels = {"app": f"a{int(self.name[1:]) % 7}"}
         if self.soft_spread:
-            spec["topologySpreadConstraints"] = [{
-                "maxSkew": 1,
-                "topologyKey": "topology.kubernetes.io/zone",
-                "whenUnsatisfiable": "ScheduleAnyway",
-                "labelSelector": {"matchLabels": {"app": labels["app"]}},
-            }]
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": self.name, "namespace": "default", "labels": labels}, "spec": spec}
+            spec["topologySpreadConstraints"] = [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": {"app": labels["app"]}},
+                }
+            ]
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": self.name, "namespace": "default", "labels": labels},
+            "spec": spec,
+        }
 
 
 def make_nodes(count: int) -> list[NodeSpec]:
@@ -330,7 +341,10 @@ def run_chaos(params: ChaosParams, tmp: Path) -> ChaosResult:
     try:
         kubeconfig = sim.write_kubeconfig(tmp / "kubeconfig")
         config = write_config(
-            tmp / "ksched.yaml", leader_elect=True, lease=params.lease_s, renew=params.renew_s,
+            tmp / "ksched.yaml",
+            leader_elect=True,
+            lease=params.lease_s,
+            renew=params.renew_s,
             retry=params.retry_s,
         )
         replicas = Replicas(sim, kubeconfig, config, tmp)

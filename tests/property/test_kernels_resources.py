@@ -200,6 +200,33 @@ def _fused_pass(t: dict[str, Any], spec: np.ndarray, spare: int, seed: int) -> N
         assert FAST.nth_best_row(fit, wf if fit is not None else 0, bal, wb if bal is not None else 0,
                                  passed, best, k, 0) == want_row  # fmt: skip
         assert kernels.nth_best_row(arrays, weights, passed, best, k, 0) == want_row
+    _drop_rows(passed, arrays, weights, best, got[10], got[11], ties, rng)
+
+
+def _drop_rows(
+    passed: np.ndarray,
+    arrays: tuple[np.ndarray, ...],
+    weights: tuple[int, ...],
+    best: int,
+    first: int,
+    last: int,
+    ties: int,
+    rng: np.random.Generator,
+) -> None:
+    """``drop_rows`` (compiled) == ``drop_rows_ref``: a few random rows, sometimes the first or the
+    last tie, taken off the pass mask, with the sweep's score arrays and without any."""
+    m = passed.shape[0]
+    picked = rng.integers(0, m, size=int(rng.integers(0, 6))) if m else np.zeros(0, dtype=np.intp)
+    if ties and rng.random() < 0.3:
+        picked = np.append(picked, rng.choice([first, last]))
+    rows = np.unique(picked).astype(np.intp)
+    for arrs, wts in ((arrays, weights), ((), ())):
+        want_out, want_tied = kernels.drop_rows_ref(passed, rows, arrs, wts, best, first, last)
+        got_out, got_tied = kernels.drop_rows(passed, rows, arrs, wts, best, first, last)
+        assert got_tied == want_tied
+        assert (got_out is None) == (want_out is None)
+        if want_out is not None:
+            assert got_out is not None and np.array_equal(got_out, want_out)
 
 
 @SETTINGS

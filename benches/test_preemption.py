@@ -10,6 +10,12 @@ profile (its filters re-run for every dry-run step) with the compiled kernels an
 of one priority and not started, so every node's order comes down to the uid (the tie path), and
 a 3000m priority-10 preemptor that needs 3 victims.
 
+DefaultPreemption keeps its potential victims' numbers per node row across calls while the rows do
+not change (``defaultpreemption/memo.py``), so after a few calls ``test_post_filter`` reads them
+all from the memo, as a preemption does on nodes that kept their pods since the last one.
+``test_post_filter_cold`` invalidates the memo before every call: the cost on nodes not read
+since they changed (every node, the first time).
+
 Run: ``PYTHONPATH=. python -m pytest benches/test_preemption.py -q -p no:cacheprovider --benchmark-only``.
 """
 
@@ -24,6 +30,7 @@ import pytest
 from ksched.cache.cluster import ClusterCache
 from ksched.config.load import default_config
 from ksched.framework import kernels
+from ksched.framework.plugins.defaultpreemption import DefaultPreemption
 from ksched.framework.profile import build_profiles
 from ksched.framework.result import CycleResult
 from ksched.framework.runtime import Framework
@@ -124,3 +131,17 @@ def test_post_filter(
     pf = benchmark(fw.run_post_filter, pod, cache, result)  # type: ignore[operator]
     assert pf is not None and pf.nominated_node and len(pf.victims) == victims
     assert np.array_equal(before, cache.nodes.requested)
+
+
+def test_post_filter_cold(
+    benchmark: object, setup: tuple[Framework, ClusterCache, Pod, CycleResult, int], path: str
+) -> None:
+    fw, cache, pod, result, victims = setup
+    plugin = next(p for p in fw.post_filter_plugins if isinstance(p, DefaultPreemption))
+
+    def cold() -> tuple[tuple[Pod, ClusterCache, CycleResult], dict[str, object]]:
+        plugin._listings.invalidate()
+        return (pod, cache, result), {}
+
+    pf = benchmark.pedantic(fw.run_post_filter, setup=cold, rounds=30, warmup_rounds=1)  # type: ignore[attr-defined]
+    assert pf is not None and pf.nominated_node and len(pf.victims) == victims

@@ -6,11 +6,12 @@ order per node in Python cost more than the filter passes themselves. Here every
 array operations over all pods of the chunk:
 
 - :func:`gather`: the lower-priority pods of every node of the chunk in one table, grouped by
-  node in chunk order and each node's pods most important first (one ``lexsort``; the uid breaks
-  exact ties, as :func:`.plugin._entry_importance` does), the PodDisruptionBudget flags by a
-  segmented cumulative count per budget (:func:`violations`, upstream's
-  ``filterPodsWithPDBViolation`` node by node), and the reprieve order (violating pods first) by
-  one stable sort.
+  node in chunk order and each node's pods most important first (:func:`.memo.importance_order`:
+  one ``lexsort``, the uid breaking exact ties as :func:`.plugin._entry_importance` does; the
+  plugin reads the per-node numbers through its :class:`.memo.ListingMemo`), the
+  PodDisruptionBudget flags by a segmented cumulative count per budget (:func:`violations`,
+  upstream's ``filterPodsWithPDBViolation`` node by node), and the reprieve order (violating
+  pods first) by one stable sort.
 - :func:`select`: the reprieve loop of :func:`.dryrun._select_together` over index arrays, with
   an :class:`~.dryrun.ArrayProbe`; the nodes whose pods the probe may not move
   (:meth:`~.dryrun.ArrayProbe.clean`) run one at a time through a :class:`~.dryrun.CacheProbe`.
@@ -24,7 +25,6 @@ give the same tables, orders and outcomes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +38,7 @@ from ksched.framework.plugins.defaultpreemption.dryrun import (
     Residents,
     _select_together,
 )
+from ksched.framework.plugins.defaultpreemption.memo import ListingMemo, read_nodes
 from ksched.framework.plugins.defaultpreemption.pdb import BudgetIndex
 from ksched.model.pod import Pod
 
@@ -50,9 +51,9 @@ _MAX_DENSE_BUDGETS = 64
 class Chunk:
     """The potential victims of a chunk of nodes, as one table (see :func:`gather`).
 
-    Table indices ``first[j] .. first[j] + count[j]`` are node ``j``'s pods, as the cache lists
-    them. ``importance`` and ``order`` are permutations of the table within those same slots:
-    each node's pods most important first, and in reprieve order.
+    Table indices ``first[j] .. first[j] + count[j]`` are node ``j``'s pods. ``importance`` and
+    ``order`` are permutations of the table within those same slots: each node's pods most
+    important first (:func:`gather` lists them so: the identity), and in reprieve order.
     """
 
     rows: np.ndarray
@@ -71,32 +72,49 @@ class Chunk:
     violating: np.ndarray
     """Per table entry: whether evicting it, after the node's more important pods, violates a PDB."""
     order: np.ndarray
+    requests: np.ndarray
+    """Per table entry, its request per resource column (:class:`.memo.Listing`)."""
+    nonzero: np.ndarray
+    ported: np.ndarray
 
     def residents(self) -> Residents:
         """The table for the probes; grouped by node, so the array probe can sum per row."""
-        return Residents(self.entries, pods=self.pods, rows=self.rows[self.node], grouped=True)
+        return Residents(
+            self.entries,
+            pods=self.pods,
+            rows=self.rows[self.node],
+            grouped=True,
+            accounting=(self.requests, self.nonzero, self.ported),
+        )
 
 
-def gather(pod: Pod, cluster: ClusterCache, rows: np.ndarray, index: BudgetIndex | None) -> Chunk:
+def gather(
+    pod: Pod,
+    cluster: ClusterCache,
+    rows: np.ndarray,
+    index: BudgetIndex | None,
+    memo: ListingMemo | None = None,
+) -> Chunk:
     """The lower-priority pods of the nodes at ``rows``, as :meth:`.plugin.DefaultPreemption._works`
-    finds them node by node."""
-    node_at = cluster.nodes.node
-    names = [node_at(r).name for r in rows.tolist()]
-    n = len(names)
-    entries, counts = cluster.entries_on_nodes(names)
-    pods = [e.pod for e in entries]
-    priority = np.array([p.priority for p in pods], dtype=np.int64)
-    node = np.repeat(np.arange(n, dtype=np.intp), np.array(counts, dtype=np.intp))
+    finds them node by node.
+
+    The nodes' pods come from ``memo`` where it still holds them (:mod:`.memo`), else from the
+    cache; each node's pods are already most important first there, and dropping the pods of the
+    preemptor's priority or higher keeps that order, so ``importance`` is the identity.
+    """
+    got = memo.listing(cluster, rows) if memo is not None else read_nodes(cluster, rows)
+    n = len(got.names)
+    entries, pods, priority, start = got.entries, got.pods, got.priority, got.start
+    requests, nonzero, ported = got.requests, got.nonzero, got.ported
+    node = np.repeat(np.arange(n, dtype=np.intp), got.counts)
     keep = np.flatnonzero(priority < pod.priority)
     if keep.size < len(pods):
         kept = keep.tolist()
         entries = [entries[i] for i in kept]
         pods = [pods[i] for i in kept]
-        priority, node = priority[keep], node[keep]
-    # None (not started) becomes NaN here, then inf; a parsed start time is never NaN.
-    start = np.array([p.start_time for p in pods], dtype=np.float64)
-    start[np.isnan(start)] = math.inf
-    importance = importance_order(node, priority, start, pods)
+        priority, start, node = priority[keep], start[keep], node[keep]
+        requests, nonzero, ported = requests[keep], nonzero[keep], ported[keep]
+    importance = np.arange(len(pods), dtype=np.intp)
     count = np.bincount(node, minlength=n)
     first = np.cumsum(count) - count
     violating = np.zeros(len(pods), dtype=np.bool_)
@@ -106,32 +124,22 @@ def gather(pod: Pod, cluster: ClusterCache, rows: np.ndarray, index: BudgetIndex
         if violating.any():
             order = importance[np.argsort(node * 2 + ~violating[importance], kind="stable")]
     return Chunk(
-        rows, names, entries, pods, node, priority, start, first, count, importance, violating, order
+        rows,
+        got.names,
+        entries,
+        pods,
+        node,
+        priority,
+        start,
+        first,
+        count,
+        importance,
+        violating,
+        order,
+        requests,
+        nonzero,
+        ported,
     )
-
-
-def importance_order(
-    node: np.ndarray, priority: np.ndarray, start: np.ndarray, pods: list[Pod]
-) -> np.ndarray:
-    """The permutation that sorts each node's pods most important first (higher priority, then
-    earlier start, then uid), nodes (``node`` non-decreasing) kept in place."""
-    m = node.size
-    if m < 2:
-        return np.arange(m, dtype=np.intp)
-    # (node, -priority) as one int64: priorities are int32, so 2**31 - 1 - priority fits 32 bits.
-    major = node.astype(np.int64) * (1 << 32) + ((1 << 31) - 1 - priority)
-    perm = np.lexsort((start, major))
-    sm, ss = major[perm], start[perm]
-    tied = (sm[1:] == sm[:-1]) & (ss[1:] == ss[:-1])
-    if tied.any():
-        uids = [p.uid for p in pods]
-        if "\x00" in "".join(uids):
-            # numpy's fixed-width strings drop trailing NULs; Python's order is the rule.
-            keys = list(zip(major.tolist(), start.tolist(), uids, strict=True))
-            perm = np.array(sorted(range(m), key=keys.__getitem__), dtype=np.intp)
-        else:
-            perm = np.lexsort((np.array(uids), start, major))
-    return perm
 
 
 def violations(
@@ -204,6 +212,9 @@ class Selection:
 
     status: list[Status | None]
     victim: np.ndarray
+    single: np.ndarray
+    """The chunk positions of the nodes that ran one at a time through the cache (whose pods
+    :class:`~.dryrun.CacheProbe` took out and added back as new entries)."""
 
 
 def select(probe: ArrayProbe, chunk: Chunk, res: Residents) -> Selection:
@@ -215,7 +226,7 @@ def select(probe: ArrayProbe, chunk: Chunk, res: Residents) -> Selection:
     victim = np.zeros(len(chunk.entries), dtype=np.bool_)
     todo = np.flatnonzero(chunk.count)
     if todo.size == 0:
-        return Selection(status, victim)
+        return Selection(status, victim, todo)
     guard = probe.guard
     if guard is None:
         batched = todo
@@ -228,7 +239,7 @@ def select(probe: ArrayProbe, chunk: Chunk, res: Residents) -> Selection:
         _select_batched(probe, chunk, batched, status, victim)
     if single.size:
         _select_single(probe, chunk, res, single, status, victim)
-    return Selection(status, victim)
+    return Selection(status, victim, single)
 
 
 def _select_batched(

@@ -101,6 +101,10 @@ class Residents:
     ``grouped`` promises that each node's entries are contiguous and no two runs share a row (a
     table built node by node): then :class:`ArrayProbe` sums a sorted index set per row with
     ``np.add.reduceat`` and adds once per row, instead of the slower ``np.add.at``.
+
+    ``accounting``, when given, is what :class:`ArrayProbe` would otherwise read from every pod:
+    per entry its requests per resource column (the cache's width), its non-zero cpu and memory
+    requests, and whether it holds host ports (:class:`.memo.Listing` keeps them).
     """
 
     def __init__(
@@ -110,6 +114,7 @@ class Residents:
         *,
         rows: np.ndarray | None = None,
         grouped: bool = False,
+        accounting: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.entries = entries
         self.pods = pods if pods is not None else [e.pod for e in entries]
@@ -117,6 +122,7 @@ class Residents:
         """Each entry's cache row (callers that know it per node pass it: every pod counted on a
         node that is in the table has that node's row)."""
         self.grouped = grouped
+        self.accounting = accounting
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -176,15 +182,25 @@ class ArrayProbe(_Checker):
         res: Residents,
     ) -> None:
         super().__init__(fw, pod, cluster, nominated, res)
-        pods = res.pods
-        self.columns = request_columns(pods, cluster, cluster.nodes.requested.shape[1])
-        self.nonzero = [
-            np.array([p.nonzero_cpu for p in pods], dtype=np.int64),
-            np.array([p.nonzero_memory for p in pods], dtype=np.int64),
-        ]
-        ports = [p.host_ports for p in pods]
-        self.any_ports = any(ports)
-        self.ported = np.array([bool(hp) for hp in ports], dtype=np.bool_) if self.any_ports else None
+        self.ported: np.ndarray | None
+        if res.accounting is not None:
+            # The columns some pod asks a non-zero amount of: adding the others' zeros is a no-op.
+            requests, nonzero, ported = res.accounting
+            used = np.flatnonzero(requests.any(axis=0)).tolist()
+            self.columns = [(c, np.ascontiguousarray(requests[:, c])) for c in used]
+            self.nonzero = [np.ascontiguousarray(nonzero[:, 0]), np.ascontiguousarray(nonzero[:, 1])]
+            self.any_ports = bool(ported.any())
+            self.ported = ported if self.any_ports else None
+        else:
+            pods = res.pods
+            self.columns = request_columns(pods, cluster, cluster.nodes.requested.shape[1])
+            self.nonzero = [
+                np.array([p.nonzero_cpu for p in pods], dtype=np.int64),
+                np.array([p.nonzero_memory for p in pods], dtype=np.int64),
+            ]
+            ports = [p.host_ports for p in pods]
+            self.any_ports = any(ports)
+            self.ported = np.array([bool(hp) for hp in ports], dtype=np.bool_) if self.any_ports else None
         self._guard = fw.batch_guard(pod, cluster)
 
     @property
@@ -231,10 +247,11 @@ class ArrayProbe(_Checker):
                 v = values if whole else values[idx]  # whole: idx is 0..n-1, sorted
                 if starts is not None:
                     v = np.add.reduceat(v, starts)
+                column = array[:, col]  # a view: indexing it by rows alone is about twice as fast
                 if sign < 0:
-                    array[rows, col] -= v
+                    column[rows] -= v
                 else:
-                    array[rows, col] += v
+                    column[rows] += v
             nodes.pod_count[rows] += counts
         else:
             for col, values in self.columns:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -44,6 +46,24 @@ class Candidate:
 def start_time(pod: Pod) -> float:
     """Upstream ``GetPodStartTime``: ``status.startTime``, or now (later than any recorded start)."""
     return pod.start_time if pod.start_time is not None else math.inf
+
+
+def start_times(pods: Sequence[Pod]) -> np.ndarray:
+    """:func:`start_time` of each pod as a float64 array.
+
+    ``np.array`` turns None into NaN, but through a slow per-item path; not started is common (a
+    whole cluster of pods without ``status.startTime``), so count the Nones first (an identity
+    scan) and fill when all are None. A parsed start time is never NaN, so NaN marks exactly the
+    Nones otherwise.
+    """
+    starts = [p.start_time for p in pods]
+    missing = starts.count(None)
+    if missing == len(starts):
+        return np.full(len(starts), math.inf, dtype=np.float64)
+    out = np.array(starts, dtype=np.float64)
+    if missing:
+        out[np.isnan(out)] = math.inf
+    return out
 
 
 def importance_key(pod: Pod) -> tuple[int, float]:
@@ -75,6 +95,14 @@ def _keep_best(remaining: list[Candidate], score: Callable[[Candidate], float]) 
     return [c for c, s in zip(remaining, scores, strict=True) if s == best]
 
 
+def _keep_least(remaining: list[Candidate], values: list[int]) -> list[Candidate]:
+    """:func:`_keep_best` for a score ``-value``: the candidates with the least value."""
+    least = min(values)
+    if values.count(least) == len(values):
+        return remaining
+    return [c for c, v in zip(remaining, values, strict=True) if v == least]
+
+
 def pick_one_reference(candidates: Sequence[Candidate]) -> Candidate | None:
     """The candidate to nominate (None for an empty list), criterion by criterion in Python."""
     if not candidates:
@@ -98,24 +126,31 @@ def pick_one(candidates: Sequence[Candidate]) -> Candidate | None:
     if not candidates:
         return None
     remaining = list(candidates)
-    criteria = _criteria()
-    for score in criteria[:2]:
-        if len(remaining) == 1:
-            return remaining[0]
-        remaining = _keep_best(remaining, score)
     if len(remaining) < _VECTOR_AT:
-        for score in criteria[2:]:
+        for score in _criteria():
+            if len(remaining) == 1:
+                break
+            remaining = _keep_best(remaining, score)
+        return remaining[0]
+    # Criteria 1 and 2 (higher -x is better: keep the smallest x), without a call per candidate.
+    remaining = _keep_least(remaining, [c.num_pdb_violations for c in remaining])
+    if len(remaining) == 1:
+        return remaining[0]
+    remaining = _keep_least(remaining, [c.victims[0].priority for c in remaining])
+    if len(remaining) == 1:
+        return remaining[0]
+    if len(remaining) < _VECTOR_AT:
+        for score in _criteria()[2:]:
             if len(remaining) == 1:
                 break
             remaining = _keep_best(remaining, score)
         return remaining[0]
     # Criterion 2 indexed victims[0] of each: none is empty here.
     victims = [c.victims for c in remaining]
-    lens = np.array([len(v) for v in victims], dtype=np.int64)
-    flat = [p for v in victims for p in v]
-    prio = np.array([p.priority for p in flat], dtype=np.int64)
-    start = np.array([p.start_time for p in flat], dtype=np.float64)  # None -> NaN -> inf
-    start[np.isnan(start)] = math.inf
+    lens = np.fromiter(map(len, victims), dtype=np.int64, count=len(victims))
+    flat = list(chain.from_iterable(victims))
+    prio = np.fromiter(map(attrgetter("priority"), flat), dtype=np.int64, count=len(flat))
+    start = start_times(flat)
     heads = np.cumsum(lens) - lens
     shifted_sum = np.add.reduceat(prio, heads) + lens * (MAX_INT32 + 1)
     top = np.maximum.reduceat(prio, heads)

@@ -22,6 +22,9 @@ Upstream: ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption
    path keeps the whole chunk in arrays (:mod:`.batch`: one table of pods, one sort, PDB counts
    per budget and node by cumulative sums); the node-by-node path keeps per-node lists
    (:meth:`DefaultPreemption._works`), which is also the reference the arrays are tested against.
+   The numbers the table needs per pod (priority, start time, place in its node's importance
+   order, requests) are kept per node row across calls (:mod:`.memo`) while the row's pods stay
+   the same, so a preemption re-reads only the nodes that changed since one last read them.
 4. **Pick one** (:mod:`.pick`) and return it with its victims; the scheduler nominates the pod,
    marks and deletes the victims (``mark_preempting`` / ``done_preempting`` bracket that work, and
    :meth:`pre_enqueue` holds the pod back meanwhile, as upstream's async preemption does).
@@ -62,6 +65,7 @@ from ksched.framework.plugins.defaultpreemption.dryrun import (
     Residents,
     select_victims,
 )
+from ksched.framework.plugins.defaultpreemption.memo import ListingMemo
 from ksched.framework.plugins.defaultpreemption.pdb import Budget, BudgetIndex, BudgetParser
 from ksched.framework.plugins.defaultpreemption.pick import Candidate, importance_key, pick_one
 from ksched.framework.result import CycleResult
@@ -158,6 +162,8 @@ class DefaultPreemption:
         number of potential nodes; default a uniform draw from the profile's generator."""
         self._preempting: set[str] = set()
         self._budgets = BudgetParser()
+        self._listings = ListingMemo()
+        """The potential victims' numbers per node row, kept across calls (:mod:`.memo`)."""
 
     # ------------------------------------------------------------------ wiring
     def attach_framework(self, fw: Framework) -> None:
@@ -304,20 +310,8 @@ class DefaultPreemption:
                 out = self._chunk_batched(fw, pod, cluster, nominated, rows, index)
             else:
                 out = self._chunk_by_node(fw, pod, cluster, nominated, rows, index, local=False)
-            for name, status, victims, num_violations in zip(
-                out.names, out.status, out.victims, out.violations, strict=True
-            ):
-                if status is not None:
-                    statuses.append(status)
-                    if status.code == Code.ERROR:
-                        errors.append(status.message)
-                    continue
-                cand = Candidate(name, victims, num_violations)
-                target = good if num_violations == 0 else violating
-                if len(target) < want:
-                    target.append(cand)
-                if good and len(good) + len(violating) >= want:
-                    return good + violating, statuses, errors
+            if _take(out, want, good, violating, statuses, errors):
+                return good + violating, statuses, errors
         return good + violating, statuses, errors
 
     def _chunk_batched(
@@ -330,13 +324,15 @@ class DefaultPreemption:
         index: BudgetIndex | None,
     ) -> ChunkOutcome:
         """The dry run of a chunk with row-local filters: as arrays over the whole chunk (:mod:`.batch`)."""
-        chunk = batch.gather(pod, cluster, rows, index)
+        chunk = batch.gather(pod, cluster, rows, index, self._listings)
         res = chunk.residents()
         if chunk.entries:
             probe = ArrayProbe(fw, pod, cluster, nominated, res)
             sel = batch.select(probe, chunk, res)
         else:
-            sel = batch.Selection([NO_VICTIMS] * len(chunk.names), np.zeros(0, dtype=np.bool_))
+            none = np.zeros(0, dtype=np.intp)
+            sel = batch.Selection([NO_VICTIMS] * len(chunk.names), np.zeros(0, dtype=np.bool_), none)
+        self._listings.settle(cluster, rows, sel.single)
         got = batch.outcomes(chunk, sel)
         return ChunkOutcome(chunk.names, got.status, got.victims, got.violations)
 
@@ -384,6 +380,50 @@ class ChunkOutcome:
     status: list[Status | None]
     victims: list[tuple[Pod, ...]]
     violations: list[int]
+
+
+def _take(
+    out: ChunkOutcome,
+    want: int,
+    good: list[Candidate],
+    violating: list[Candidate],
+    statuses: list[Status],
+    errors: list[str],
+) -> bool:
+    """Upstream's ``DryRunPreemption`` collection over one chunk's outcomes, node by node in chunk
+    order: a node that is not a candidate adds its status (and its message when an error); a
+    candidate joins the non-violating or the violating list unless that one has ``want``
+    already; once there is a non-violating candidate and ``want`` in all, the dry run stops
+    (True) and the chunk's later nodes count for nothing.
+
+    The same as that loop, with the stopping node found by cumulative counts over all the
+    chunk's candidates, so that only the candidates kept become :class:`Candidate` objects.
+    """
+    status = out.status
+    n = len(status)
+    cand = np.array([s is None for s in status], dtype=np.bool_)
+    pos = np.flatnonzero(cand)
+    clean = np.array(out.violations, dtype=np.int64)[pos] == 0
+    # Sizes the two lists would have after each candidate, had neither a cap.
+    n_good = len(good) + np.cumsum(clean)
+    n_bad = len(violating) + np.cumsum(~clean)
+    have_good = np.minimum(n_good, want)  # what the lists hold (none when want is 0)
+    done = (have_good >= 1) & (have_good + np.minimum(n_bad, want) >= want)
+    hit = np.flatnonzero(done)
+    upto = int(hit[0]) + 1 if hit.size else pos.size  # candidates looked at
+    end = int(pos[upto - 1]) + 1 if hit.size else n  # nodes looked at
+    kept = np.where(clean, n_good, n_bad)[:upto] <= want
+    names, victims, violations = out.names, out.victims, out.violations
+    seen, clean = pos[:upto], clean[:upto]
+    for target, which in ((good, seen[kept & clean]), (violating, seen[kept & ~clean])):
+        target.extend([Candidate(names[j], victims[j], violations[j]) for j in which.tolist()])
+    for j in np.flatnonzero(~cand[:end]).tolist():
+        st = status[j]
+        assert st is not None
+        statuses.append(st)
+        if st.code == Code.ERROR:
+            errors.append(st.message)
+    return bool(hit.size)
 
 
 def _entry_importance(e: PodEntry) -> tuple[int, float, str]:

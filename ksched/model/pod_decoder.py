@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from ksched.model.pod import (
     META_STATUS_FIELDS,
     Pod,
@@ -25,8 +27,9 @@ _FIELD_AT = {name: i for i, name in enumerate(Pod.__dataclass_fields__)}
 _META_STATUS_AT = tuple(_FIELD_AT[name] for name in META_STATUS_FIELDS)
 _NODE_NAME_AT = _FIELD_AT["node_name"]
 
-DEFAULT_LIMIT = 100_000
-"""Pending pods remembered at most; beyond this the memory starts over (a cost, never a mistake)."""
+DEFAULT_LIMIT = 50_000
+"""Pending pods remembered at most (a few hundred bytes each); beyond this the memory starts over
+(a cost, never a mistake)."""
 
 
 class PodDecoder:
@@ -34,16 +37,16 @@ class PodDecoder:
     not thread-safe, and the informer calls it from one thread).
 
     A pod's spec is remembered while it has no ``nodeName`` and forgotten by the event that binds
-    it. The raw spec is compared (``==``, after taking ``nodeName`` out of the new one) with the
-    remembered one; only an equal spec of the same namespace and name is reused. (``==`` takes
-    ``1``, ``1.0`` and ``True`` for one another; an API server never turns one into another
-    between two versions of a pod, and the first version was read in full.)
+    it, as its JSON text without ``nodeName`` (a few hundred bytes; the parsed dicts would take
+    several times that). Only a byte-identical spec of the same namespace and name is reused: an
+    API server writes one object's fields in one order, and any other difference (even ``1`` for
+    ``1.0``) just means a full read.
     """
 
     __slots__ = ("_limit", "_pending")
 
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
-        self._pending: dict[str, tuple[dict[str, Any], Pod]] = {}
+        self._pending: dict[str, tuple[bytes, Pod]] = {}
         self._limit = limit
 
     def __len__(self) -> int:
@@ -55,25 +58,26 @@ class PodDecoder:
         if type(spec) is not dict or type(meta) is not dict:
             return pod_from_dict(raw)  # it reports what is wrong
         uid = meta.get("uid")
+        if type(uid) is not str or not uid:
+            return pod_from_dict(raw)
         node_name = spec.pop("nodeName", None)
         try:
-            known = self._pending.pop(uid, None) if type(uid) is str and uid else None
-            if known is not None and (node_name is None or type(node_name) is str) and spec == known[0]:
-                pod = _respec(known[1], raw, node_name or "")
-            else:
-                pod = None
+            text = orjson.dumps(spec)
+        except (TypeError, orjson.JSONEncodeError):  # not JSON: only a full read can say why
+            text = None
         finally:
             if node_name is not None:
                 spec["nodeName"] = node_name
+        known = self._pending.pop(uid, None)
+        pod = None
+        if known is not None and text == known[0] and (node_name is None or type(node_name) is str):
+            pod = _respec(known[1], raw, node_name or "")
         if pod is None:
             pod = pod_from_dict(raw)
-        if not pod.node_name and type(uid) is str and uid:
+        if not pod.node_name and text is not None:
             if len(self._pending) >= self._limit:
                 self._pending.clear()
-            if "nodeName" in spec:  # "" or null: compared without it, like the next event's spec
-                spec = dict(spec)
-                del spec["nodeName"]
-            self._pending[uid] = (spec, pod)
+            self._pending[uid] = (text, pod)
         return pod
 
 

@@ -1,12 +1,18 @@
 """The figures of a run, computed as upstream scheduler_perf computes them.
 
-*SchedulingThroughput* (``test/integration/scheduler_perf/util.go``, throughputCollector): every
-second, the pods scheduled since the previous tick; Average is the mean of those samples and PercNN
-is element ``ceil(len*NN/100)-1`` of the sorted samples. Upstream starts ticking when the measured
-pods are created and stops when they are all scheduled, so a last partial second is never sampled;
-here the samples come from the binding timestamps of the embedded cluster's audit log, cut the same
-way (full seconds from the moment the measured pods started to be created). A run shorter than one
-second has no full sample, and gets one sample: pods over elapsed time.
+*SchedulingThroughput* (``test/integration/scheduler_perf/util.go``, throughputCollector, as of
+the newest upstream): a tick every second from the moment the measured pods start to be created;
+ticks before any of them is scheduled are not sampled, and the first tick that sees some only sets
+the baseline (upstream skips it as an outlier: sampling and creating pods start independently);
+each later tick samples the pods scheduled since the last sample over the time since it, and a tick
+that saw none is merged into the next sample (which then counts once per interval it spans).
+Sampling stops when all measured pods are scheduled, so a last partial second is never sampled.
+Average is the mean of the samples and PercNN element ``ceil(len*NN/100)-1`` of the sorted samples.
+Here the ticks are replayed on the binding timestamps of the embedded cluster's audit log.
+
+A run too short for one sample (under two seconds from the first creation to the last binding)
+would have none upstream; it gets one: the pods bound after the baseline tick over the time from it
+to the last binding, or, before any baseline, all pods over the time from the start.
 
 Histogram quantiles (attempt duration, extension points, plugins) interpolate linearly within the
 bucket, as Prometheus' ``histogram_quantile`` and component-base's ``Quantile`` do.
@@ -14,6 +20,7 @@ bucket, as Prometheus' ``histogram_quantile`` and component-base's ``Quantile`` 
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -29,21 +36,34 @@ def upstream_percentile(sorted_values: Sequence[float], p: float) -> float:
 
 
 def throughput_samples(bind_times: Sequence[float], start: float, interval_s: float = 1.0) -> list[float]:
-    """Per-interval scheduling throughput (pods/s) from bind timestamps, as upstream samples it."""
+    """Scheduling throughput samples (pods/s) from bind timestamps, as upstream's collector takes
+    them (see the module docstring)."""
     if not bind_times:
         return []
     times = sorted(bind_times)
     end = times[-1]
-    full = int((end - start) // interval_s)
-    if full <= 0:
-        elapsed = max(end - start, 1e-9)
-        return [len(times) / elapsed]
-    counts = [0] * full
-    for t in times:
-        k = int((t - start) // interval_s)
-        if 0 <= k < full:
-            counts[k] += 1
-    return [c / interval_s for c in counts]
+    samples: list[float] = []
+    base_t: float | None = None  # the last sample's tick (first: the baseline tick)
+    base_count = 0
+    skipped = 0
+    for k in range(1, int((end - start) // interval_s) + 1):  # the ticks before the last binding
+        tick = start + k * interval_s
+        count = bisect.bisect_right(times, tick)
+        if count == 0:
+            continue
+        if base_t is None:
+            base_t, base_count = tick, count
+            continue
+        if count == base_count:
+            skipped += 1
+            continue
+        samples.extend([(count - base_count) / (tick - base_t)] * (skipped + 1))
+        base_t, base_count, skipped = tick, count, 0
+    if samples:
+        return samples
+    if base_t is not None and end > base_t and len(times) > base_count:
+        return [(len(times) - base_count) / (end - base_t)]
+    return [len(times) / max(end - start, 1e-9)]
 
 
 def throughput_summary(samples: Sequence[float]) -> dict[str, float]:

@@ -22,15 +22,27 @@ def test_percentiles_are_upstreams_nearest_rank() -> None:
     assert stats.upstream_percentile([], 50) == 0.0
 
 
-def test_throughput_samples_full_seconds_only() -> None:
-    binds = [0.5] * 100 + [1.5] * 300 + [2.2] * 7  # the last, partial second is not sampled
-    assert stats.throughput_samples(binds, start=0.0) == [100.0, 300.0]
-    summary = stats.throughput_summary([100.0, 300.0])
-    assert summary["average"] == 200.0 and summary["p50"] == 100.0 and summary["p99"] == 300.0
+def test_throughput_samples_as_upstreams_collector() -> None:
+    # Ticks at 1, 2, 3, 4 s; the first tick that sees bound pods (1 s) is the baseline and is not
+    # sampled; the last, partial second (after 4 s) is not sampled either.
+    binds = [0.5] * 100 + [1.5] * 300 + [2.5] * 200 + [3.5] * 50 + [4.2] * 7
+    assert stats.throughput_samples(binds, start=0.0) == [300.0, 200.0, 50.0]
+    summary = stats.throughput_summary([300.0, 200.0, 50.0])
+    assert summary["average"] == pytest.approx(550 / 3) and summary["p50"] == 200.0
+    assert summary["p99"] == 300.0
 
 
-def test_a_sub_second_run_has_one_sample() -> None:
+def test_throughput_ticks_before_the_first_binding_and_empty_ticks() -> None:
+    # Nothing bound by the 1 s tick: the 2 s tick is the baseline. No binding between the 3 s
+    # and 4 s ticks: the 5 s tick's sample spans two intervals and counts twice.
+    binds = [1.5] * 10 + [2.5] * 40 + [4.5] * 60 + [5.1]
+    assert stats.throughput_samples(binds, start=0.0) == [40.0, 30.0, 30.0]
+
+
+def test_short_runs_have_one_sample() -> None:
     assert stats.throughput_samples([0.1, 0.2, 0.25], start=0.0) == pytest.approx([12.0])
+    # Under two seconds: the pods bound after the baseline tick over the time since it.
+    assert stats.throughput_samples([0.5] * 100 + [1.5] * 300, start=0.0) == pytest.approx([600.0])
 
 
 def test_histogram_quantile_interpolates_within_the_bucket() -> None:

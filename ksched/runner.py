@@ -35,7 +35,7 @@ from ksched.metrics import Metrics
 from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
-from ksched.model.pod_decoder import PodDecoder
+from ksched.model.pod import pod_from_dict
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox
@@ -89,7 +89,7 @@ def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
     sink = inbox.put
     return [
         Informer(client, "nodes", "/api/v1/nodes", node_from_dict, sink),
-        Informer(client, "pods", "/api/v1/pods", PodDecoder(), sink, field_selector=POD_FIELD_SELECTOR),
+        Informer(client, "pods", "/api/v1/pods", pod_from_dict, sink, field_selector=POD_FIELD_SELECTOR),
         Informer(client, "namespaces", "/api/v1/namespaces", namespace_from_dict, sink),
         Informer(client, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", pdb_from_dict, sink),
         # PodTopologySpread's default constraints take their selector from these (helper.DefaultSelector).

@@ -121,8 +121,7 @@ def _quantity(name: str, q: Any, obj: str, path: str, kind: str) -> int:
 
 
 _POD_FIELDS = tuple(fld.name for fld in fields(Pod))
-pod_values = attrgetter(*_POD_FIELDS)
-"""All of a :class:`Pod`'s field values, in field order (``Pod(*pod_values(p))`` copies ``p``)."""
+_pod_values = attrgetter(*_POD_FIELDS)
 _NODE_NAME_AT = _POD_FIELDS.index("node_name")
 
 
@@ -133,7 +132,7 @@ def with_node_name(pod: Pod, node_name: str) -> Pod:
     field metadata and passes thirty keyword arguments each time, this passes the values in
     field order.
     """
-    values = list(pod_values(pod))
+    values = list(_pod_values(pod))
     values[_NODE_NAME_AT] = node_name
     return Pod(*values)
 
@@ -224,24 +223,8 @@ def _host_ports(c: Mapping[str, Any], obj: str, path: str) -> list[HostPort]:
     return out
 
 
-META_STATUS_FIELDS = (
-    "uid",
-    "labels",
-    "deleting",
-    "nominated_node_name",
-    "phase",
-    "scheduled_condition",
-    "resource_version",
-    "controller",
-    "start_time",
-    "preempted_by_scheduler",
-)
-"""The :class:`Pod` fields read from ``metadata`` and ``status`` (in :func:`meta_status_values`'s
-order); every other field but ``namespace`` and ``name`` comes from ``spec``."""
-
-
-def pod_header(raw: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], str, str, str]:
-    """``(metadata, status, namespace, name, described object)`` of a pod's JSON, checked."""
+def pod_from_dict(raw: Any) -> Pod:
+    """Build a :class:`Pod` from API JSON; raise :class:`ObjectError` naming the bad field."""
     top = f.mapping(raw, "Pod", "")
     meta = f.mapping(top.get("metadata"), "Pod", "metadata")
     namespace = f.string(meta.get("namespace"), "Pod", "metadata.namespace", "default") or "default"
@@ -249,33 +232,8 @@ def pod_header(raw: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], str, str
     obj = describe_object("Pod", namespace, name)
     if not name:
         raise ObjectError(obj, "metadata.name", "a pod needs a name")
+    spec = f.mapping(top.get("spec"), obj, "spec")
     status = f.mapping(top.get("status"), obj, "status")
-    return meta, status, namespace, name, obj
-
-
-def meta_status_values(
-    meta: Mapping[str, Any], status: Mapping[str, Any], namespace: str, name: str, obj: str
-) -> tuple[Any, ...]:
-    """The values of :data:`META_STATUS_FIELDS`, in that order."""
-    conditions = status.get("conditions")
-    return (
-        f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
-        f.string_map(meta.get("labels"), obj, "metadata.labels"),
-        meta.get("deletionTimestamp") is not None,
-        f.string(status.get("nominatedNodeName"), obj, "status.nominatedNodeName"),
-        f.string(status.get("phase"), obj, "status.phase"),
-        _scheduled_condition(conditions, obj),
-        f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
-        controller_ref(meta, obj) if meta.get("ownerReferences") else None,
-        _timestamp(status.get("startTime"), obj, "status.startTime"),
-        _preempted_by_scheduler(conditions, obj),
-    )
-
-
-def pod_from_dict(raw: Any) -> Pod:
-    """Build a :class:`Pod` from API JSON; raise :class:`ObjectError` naming the bad field."""
-    meta, status, namespace, name, obj = pod_header(raw)
-    spec = f.mapping(raw.get("spec"), obj, "spec")
 
     regular: list[dict[str, int]] = []
     regular_nz: list[dict[str, int]] = []
@@ -316,53 +274,39 @@ def pod_from_dict(raw: Any) -> Pod:
         _apply_pod_level(spec, requests, nonzero, obj)
     requests = {k: v for k, v in requests.items() if v != 0}
     affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
-    scheduler_name = f.string(spec.get("schedulerName"), obj, "spec.schedulerName") or DEFAULT_SCHEDULER_NAME
-    node_name = f.string(spec.get("nodeName"), obj, "spec.nodeName")
-    priority = f.integer(spec.get("priority"), obj, "spec.priority", lo=-(2**31), hi=2**31 - 1)
-    tolerations = _tolerations(spec.get("tolerations"), obj)
-    node_selector = f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector")
-    node_affinity = parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity")
-    gates = _named_entries(spec.get("schedulingGates"), obj, "spec.schedulingGates")
-    policy = f.string(spec.get("preemptionPolicy"), obj, "spec.preemptionPolicy") or "PreemptLowerPriority"
-    spread = _spread_constraints(spec.get("topologySpreadConstraints"), obj)
-    volume_claims = _volume_claims(spec.get("volumes"), obj, name)
-    resource_claims = _named_entries(spec.get("resourceClaims"), obj, "spec.resourceClaims")
-    # Metadata and status last: a pod whose status alone is broken gets our own status patch,
-    # which replaces the broken part, so its spec's errors must be the ones reported first.
-    uid, labels, deleting, nominated, phase, scheduled, rv, controller, started, preempted = (
-        meta_status_values(meta, status, namespace, name, obj)
-    )
     return Pod(
-        uid=uid,
+        uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
         namespace=namespace,
         name=name,
-        scheduler_name=scheduler_name,
-        node_name=node_name,
-        priority=priority,
-        labels=labels,
+        scheduler_name=f.string(spec.get("schedulerName"), obj, "spec.schedulerName")
+        or DEFAULT_SCHEDULER_NAME,
+        node_name=f.string(spec.get("nodeName"), obj, "spec.nodeName"),
+        priority=f.integer(spec.get("priority"), obj, "spec.priority", lo=-(2**31), hi=2**31 - 1),
+        labels=f.string_map(meta.get("labels"), obj, "metadata.labels"),
         requests=requests,
         nonzero_cpu=nonzero.get("cpu", 0),
         nonzero_memory=nonzero.get("memory", 0),
-        tolerations=tolerations,
-        node_selector=node_selector,
-        node_affinity=node_affinity,
+        tolerations=_tolerations(spec.get("tolerations"), obj),
+        node_selector=f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector"),
+        node_affinity=parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity"),
         host_ports=tuple(ports),
         images=tuple(images),
         container_count=len(containers) + len(init_containers),
-        scheduling_gates=gates,
-        deleting=deleting,
-        nominated_node_name=nominated,
-        preemption_policy=policy,
+        scheduling_gates=_named_entries(spec.get("schedulingGates"), obj, "spec.schedulingGates"),
+        deleting=meta.get("deletionTimestamp") is not None,
+        nominated_node_name=f.string(status.get("nominatedNodeName"), obj, "status.nominatedNodeName"),
+        preemption_policy=f.string(spec.get("preemptionPolicy"), obj, "spec.preemptionPolicy")
+        or "PreemptLowerPriority",
         affinity=_inter_pod_terms(affinity),
-        topology_spread_constraints=spread,
-        phase=phase,
-        scheduled_condition=scheduled,
-        resource_version=rv,
-        volume_claims=volume_claims,
-        resource_claims=resource_claims,
-        controller=controller,
-        start_time=started,
-        preempted_by_scheduler=preempted,
+        topology_spread_constraints=_spread_constraints(spec.get("topologySpreadConstraints"), obj),
+        phase=f.string(status.get("phase"), obj, "status.phase"),
+        scheduled_condition=_scheduled_condition(status.get("conditions"), obj),
+        resource_version=f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
+        volume_claims=_volume_claims(spec.get("volumes"), obj, name),
+        resource_claims=_named_entries(spec.get("resourceClaims"), obj, "spec.resourceClaims"),
+        controller=controller_ref(meta, obj) if meta.get("ownerReferences") else None,
+        start_time=_timestamp(status.get("startTime"), obj, "status.startTime"),
+        preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions"), obj),
     )
 
 

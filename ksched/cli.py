@@ -63,6 +63,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             plugins=tuple(args.plugin or ()),
             tls_cert_file=args.tls_cert_file,
             tls_private_key_file=args.tls_private_key_file,
+            bind_worker={"auto": None, "on": True, "off": False}[args.bind_worker],
         )
     )
 
@@ -142,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbosity", type=int, default=argparse.SUPPRESS, help="0 warnings, 2 info, 4+ debug"
     )
     run.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
+    run.add_argument(
+        "--bind-worker",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="post bindings from a child process, off the scheduler's interpreter lock "
+        "(auto, the default: when the process may run on 2 or more CPUs)",
+    )
     run.set_defaults(func=_cmd_run)
 
     sim = sub.add_parser(

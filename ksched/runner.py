@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import gc
 import logging
+import os
 import signal
 import socket
 import ssl
@@ -27,10 +28,12 @@ from ksched.cache.cluster import ClusterCache
 from ksched.errors import InputError
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
+from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import load_connection
 from ksched.kube.informer import Informer
 from ksched.kube.io_thread import IOThread
+from ksched.kube.writers import bind
 from ksched.metrics import Metrics
 from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
@@ -70,6 +73,9 @@ class RunOptions:
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
     """Both set: /metrics and the rest are served over HTTPS only (kube-scheduler's flag names)."""
+    bind_worker: bool | None = None
+    """Post bindings from a child process (:mod:`ksched.kube.bind_worker`); None: when the process
+    may run on two or more CPUs (a lone CPU gains nothing from a second process)."""
 
 
 def _tls(options: RunOptions) -> ssl.SSLContext | None:
@@ -123,6 +129,26 @@ def _tune_gc(io: IOThread) -> None:
     io.submit(collect_every(FULL_GC_INTERVAL_S))
 
 
+def _bind_worker(options: RunOptions, client: ApiClient, kubeconfig: str | None) -> BindWorker | None:
+    """The bind worker this process uses, if any (see :attr:`RunOptions.bind_worker`)."""
+    wanted = options.bind_worker
+    if wanted is None:
+        wanted = len(os.sched_getaffinity(0)) >= 2
+    if not wanted:
+        return None
+
+    async def in_process(namespace: str, name: str, uid: str, node: str) -> None:
+        await bind(client, namespace, name, uid, node)
+
+    return BindWorker(
+        in_process,
+        kubeconfig=kubeconfig,
+        qps=client.limiter.qps,
+        burst=client.limiter.burst,
+        max_in_flight=max(1, pool - 4) if (pool := client.settings.max_connections) > 0 else 256,
+    )
+
+
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
@@ -137,12 +163,17 @@ def run(options: RunOptions) -> int:
     cache = ClusterCache()
     queue = queue_for(config, profiles, clock=time.monotonic, metrics=metrics)
     inbox = Inbox()
-    connection = load_connection(options.kubeconfig or config.client_connection.kubeconfig or None)
+    kubeconfig = options.kubeconfig or config.client_connection.kubeconfig or None
+    connection = load_connection(kubeconfig)
     io = IOThread().start()
     try:
         cc = config.client_connection
         client = io.client(connection, qps=cc.qps, burst=cc.burst)
-        outbox = ApiOutbox(io, client, inbox)
+        bind_worker = _bind_worker(options, client, kubeconfig)
+        if bind_worker is not None:
+            io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
+            io.add_closer(bind_worker.close)
+        outbox = ApiOutbox(io, client, inbox, bind_worker=bind_worker)
         instance = socket.gethostname()
         informers = _informers(client, inbox)
         scheduler = Scheduler(

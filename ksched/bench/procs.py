@@ -48,6 +48,16 @@ def sample(pid: int) -> ProcSample | None:
     return ProcSample(cpu, hwm)
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (the scheduler's bind worker), from /proc; [] elsewhere."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                found.extend(int(c) for c in (task / "children").read_text().split())
+    return sorted(set(found))
+
+
 @dataclass
 class SimProcess:
     """``ksched sim serve`` in a child process; ``url`` and ``kubeconfig`` once started."""

@@ -37,7 +37,9 @@ DEFAULT_TOLERANCE = 0.25
 
 
 def summarize_run(run: dict[str, Any]) -> dict[str, float | None]:
-    cpu = run["processes"]["scheduler"]["cpu_s"]
+    procs = run["processes"]
+    parts = [p["cpu_s"] for name, p in procs.items() if name == "scheduler" or name.startswith("bind worker")]
+    cpu = None if None in parts else sum(parts)  # the scheduler and its bind worker
     return {
         "throughput_average": run["throughput"]["average"],
         "throughput_p50": run["throughput"]["p50"],
@@ -139,12 +141,18 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _gone(run: dict[str, Any]) -> str:
+    """How many of the unscheduled pods were deleted while pending (preempted, as upstream allows)."""
+    gone = run.get("deleted_before_bound") or 0
+    return f" ({gone} of them deleted while pending, e.g. preempted)" if gone else ""
+
+
 def _run_lines(run: dict[str, Any]) -> list[str]:
     a, e, t = run["attempt_duration_ms"], run["e2e_latency_ms"], run["throughput"]
     lines = [
         f"- bound {run['bound']}/{run['measured_pods']} measured pods in {run['seconds']:.2f} s "
-        f"({run['pods_per_second']:,.0f} pods/s overall); unscheduled {run['unscheduled']}, "
-        f"bound twice {run['double_bindings']}",
+        f"({run['pods_per_second']:,.0f} pods/s overall); unscheduled {run['unscheduled']}"
+        f"{_gone(run)}, bound twice {run['double_bindings']}",
         f"- SchedulingThroughput pods/s: average {t['average']:,.1f}, p50 {t['p50']:,.1f}, "
         f"p90 {t['p90']:,.1f}, "
         f"p95 {t['p95']:,.1f}, p99 {t['p99']:,.1f} ({len(t['samples'])} one-second samples)",

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
 from ksched.kube.io_thread import IOThread
 from ksched.kube.ratelimit import TokenBucket
@@ -72,10 +73,18 @@ class ApiOutbox:
     """An :class:`Outbox` over the API client, running on the I/O thread's loop."""
 
     def __init__(
-        self, io: IOThread, client: ApiClient, inbox: Inbox, settings: OutboxSettings | None = None
+        self,
+        io: IOThread,
+        client: ApiClient,
+        inbox: Inbox,
+        settings: OutboxSettings | None = None,
+        *,
+        bind_worker: BindWorker | None = None,
     ) -> None:
         self.io = io
         self.client = client
+        self.bind_worker = bind_worker
+        """Posts the bindings from a child process when set (:mod:`ksched.kube.bind_worker`)."""
         self.inbox = inbox
         self.settings = settings or OutboxSettings()
         self._bind_slots: asyncio.Semaphore | None = None
@@ -166,7 +175,7 @@ class ApiOutbox:
         """
         pool = self.client.settings.max_connections
         limit = self.settings.max_binds_in_flight
-        if pool > 0:
+        if pool > 0 and self.bind_worker is None:
             spare = pool - self.settings.max_writes_in_flight - self.settings.reserved_connections
             limit = min(limit, max(1, spare))
         return limit
@@ -176,7 +185,10 @@ class ApiOutbox:
             self._bind_slots = asyncio.Semaphore(self.bind_limit())
         async with self._bind_slots:
             try:
-                await bind(self.client, pod.namespace, pod.name, pod.uid, node)
+                if self.bind_worker is not None:
+                    await self.bind_worker.bind(pod.namespace, pod.name, pod.uid, node)
+                else:
+                    await bind(self.client, pod.namespace, pod.name, pod.uid, node)
             except Exception as exc:  # every failure goes back to the loop, which requeues the pod
                 self.inbox.put(BindDone(pod, node, exc))
             else:

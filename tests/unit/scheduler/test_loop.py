@@ -234,3 +234,23 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
             f'profile="default-scheduler",status="Success"}} 2.0'
         ) in text
     assert 'scheduler_cache_size{type="nodes"} 2.0' in text
+
+
+def test_the_loop_stops_assuming_pods_at_the_cap_of_bindings_in_flight(
+    harness: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At MAX_BINDINGS_IN_FLIGHT unanswered bindings the loop waits for an answer before the next pod."""
+    monkeypatch.setattr("ksched.scheduler.loop.MAX_BINDINGS_IN_FLIGHT", 3)
+    sched, outbox, _ = harness
+    sched.inbox.put(node("n1", cpu="8"))
+    pods = [pending(f"p{i}", cpu="100m") for i in range(5)]
+    for p in pods:
+        sched.inbox.put(kev.Upserted("pods", p))
+    sched.run(until=lambda s: len(s.inbox) == 0 and len(outbox.binds) >= 3)
+    sched.run(until=lambda s: len(s.inbox) == 0)  # a turn at the cap: still three
+    assert len(outbox.binds) == 3 and len(sched.binding) == 3
+    assert sched.queue.pending()["active"] == 2
+    first, first_node = outbox.binds[0]
+    sched.inbox.put(BindDone(first, first_node))
+    sched.run(until=lambda s: len(outbox.binds) >= 4)
+    assert len(outbox.binds) == 4 and len(sched.binding) == 3

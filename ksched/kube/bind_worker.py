@@ -45,7 +45,7 @@ from typing import Any
 
 import orjson
 
-from ksched.errors import ApiError
+from ksched.errors import ApiError, KschedError
 from ksched.kube.client import ApiClient, ApiConnectionError, status_error
 from ksched.kube.writers import bind
 
@@ -163,6 +163,8 @@ async def serve(client: ApiClient, max_in_flight: int) -> None:
         if not closed.done():
             closed.set_result(None)
 
+    # SIGTERM (a whole process group stopped at once) ends it as end of input does: answer, then exit.
+    loop.add_signal_handler(signal.SIGTERM, on_eof)
     await loop.connect_read_pipe(lambda: _LineReader(on_lines, on_eof), sys.stdin.buffer)
     out.write(READY)
     await closed
@@ -188,7 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     # The scheduler owns shutdown: a Ctrl-C sent to the whole process group must not cut bindings
     # short here; the scheduler drains and then closes our stdin.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    connection = load_connection(args.kubeconfig)
+    try:
+        connection = load_connection(args.kubeconfig)
+    except KschedError as exc:
+        log.error("bind worker: %s", exc)
+        return 2
 
     async def run() -> None:
         client = ApiClient(connection, qps=args.qps, burst=args.burst)
@@ -245,7 +251,11 @@ class BindWorker:
         self._starting: asyncio.Task[bool] | None = None
         self.gave_up = False
         """Set once the child failed ``max_starts`` times in a window: bindings go in-process."""
-        self.restarts = 0
+        self.unexpected_exits = 0
+        """Exits this side did not ask for (crashes, kills): each one's bindings in flight failed."""
+        self._closing = False
+        self._unreaped: set[subprocess.Popen[bytes]] = set()
+        """Children whose output closed before their exit could be collected (no zombies left)."""
 
     @property
     def pid(self) -> int | None:
@@ -366,8 +376,10 @@ class BindWorker:
         """The child's output closed: it exited (or is about to). Fail what it had in flight."""
         code: int | str | None = proc.poll()
         if code is None:  # output closed a moment before the exit: collect it soon, leave no zombie
-            asyncio.get_running_loop().call_later(0.5, proc.poll)
+            self._unreaped.add(proc)
+            asyncio.get_running_loop().call_later(0.05, self._reap, proc, 0.05)
             code = "unknown yet"
+        unexpected = self._proc is proc and not self._closing
         if self._proc is proc:
             self._proc = None
             if self._writer is not None:
@@ -375,16 +387,17 @@ class BindWorker:
             self._writer = None
         if self._ready is not None and not self._ready.done():
             self._ready.set_exception(ApiConnectionError("BindWorkerExited", f"it exited (code {code})"))
+            unexpected = False  # a failed start: _start reports it
         pending, self._pending = self._pending, {}
-        if pending:
+        if unexpected:
+            self.unexpected_exits += 1
             log.error(
-                "bind worker (pid %d) exited with code %s with %d bindings in flight; "
-                "their pods go back to the queue",
+                "bind worker (pid %d) exited with code %s and %d bindings in flight (their pods go back "
+                "to the queue); a new one starts with the next binding",
                 proc.pid,
                 code,
                 len(pending),
             )
-            self.restarts += 1
         for future in pending.values():
             if not future.done():
                 future.set_exception(
@@ -395,15 +408,25 @@ class BindWorker:
                     )
                 )
 
+    def _reap(self, proc: subprocess.Popen[bytes], delay_s: float) -> None:
+        if proc.poll() is not None:
+            self._unreaped.discard(proc)
+        elif proc in self._unreaped:
+            asyncio.get_running_loop().call_later(delay_s, self._reap, proc, min(2 * delay_s, 5.0))
+
     async def close(self, timeout_s: float = 10.0) -> None:
         """Close the child's input, let it answer what is in flight, and reap it."""
         proc, writer = self._proc, self._writer
         self._writer = None
+        self._closing = True
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
         if writer is not None:
             writer.close()
+        for old in list(self._unreaped):  # earlier children whose exit was not collected yet
+            _kill(old)
+        self._unreaped.clear()
         if proc is None:
             return
         deadline = time.monotonic() + timeout_s

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,7 +129,7 @@ def test_a_worker_killed_mid_flight_fails_its_bindings_and_is_replaced(
     assert "bindings in flight" in caplog.text
     # What the scheduler does next: requeue and bind again, through a new worker.
     assert _bind_all(io, worker, failed) == [None] * len(failed)
-    assert worker.pid not in (None, first_pid) and worker.restarts == 1
+    assert worker.pid not in (None, first_pid) and worker.unexpected_exits == 1
     assert all(_node_of(sim, name) == node for name, _, node in jobs)
     assert sim.audit.double_bindings() == []
 
@@ -240,3 +242,50 @@ def test_a_worker_that_stops_answering_is_killed_and_its_bindings_fail(
             io.run(bw.bind("default", "pod-0", _uid(sim, "pod-0"), "node-0"), timeout=30)
     assert "has not answered a binding in 0s; killing it" in caplog.text
     io.run(bw.close(), timeout=5)
+
+
+def test_the_child_with_a_bad_kubeconfig_says_so_and_exits_2(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    cmd = [
+        sys.executable,
+        "-m",
+        "ksched.kube.bind_worker",
+        "--kubeconfig",
+        str(missing),
+        "--qps",
+        "0",
+        "--burst",
+        "1",
+    ]
+    proc = subprocess.run(cmd, input=b"", capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert str(missing) in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def test_sigterm_makes_the_child_answer_what_it_holds_then_exit(sim: SimCluster, kubeconfig: Path) -> None:
+    sim.add_pods(1)
+    sim.faults.configure(FaultConfig(latency=(LatencyRule(verb="create", resource="pods/binding", ms=500),)))
+    cmd = [
+        sys.executable,
+        "-m",
+        "ksched.kube.bind_worker",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--qps",
+        "0",
+        "--burst",
+        "1",
+    ]
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            assert proc.stdout.readline() == READY
+            proc.stdin.write(orjson.dumps([1, "default", "pod-0", _uid(sim, "pod-0"), "node-1"]) + b"\n")
+            proc.stdin.flush()
+            time.sleep(0.2)  # the binding is in flight (500 ms of latency)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.stdout.readline() == b"[1]\n"
+            assert proc.wait(timeout=30) == 0
+        finally:
+            proc.kill()
+    assert _node_of(sim, "pod-0") == "node-1"

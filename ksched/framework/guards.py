@@ -1,6 +1,7 @@
 """Guarded execution of out-of-tree plugins: check what they return, time them, count failures.
 
-Built-in plugins are trusted: the runtime calls them directly and this module costs them nothing.
+Built-in plugins are trusted: the runtime calls them directly and this module costs them nothing (the
+runtime times them itself on sampled cycles).
 Every plugin loaded from outside is wrapped in a :class:`GuardedPlugin` when its profile is built.
 The wrapper
 
@@ -81,17 +82,6 @@ class MetricsRecorder:
 
     def failed(self, plugin: str, point: str) -> None:
         self._errors.labels(plugin=plugin, extension_point=point).inc()
-
-
-_STATUS_LABEL = {
-    Code.SUCCESS: "Success",
-    Code.ERROR: "Error",
-    Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
-    Code.WAIT: "Wait",
-    Code.SKIP: "Skip",
-    Code.PENDING: "Pending",
-}
 
 
 # ------------------------------------------------------------------------------------ result checks
@@ -380,7 +370,7 @@ def _label_of(out: Any) -> str:
     a pair), "Success" for results that are not statuses (filter bitsets, scores, None)."""
     if isinstance(out, tuple):
         out = next((x for x in out if isinstance(x, Status)), None)
-    return _STATUS_LABEL.get(out.code, "Success") if isinstance(out, Status) else "Success"
+    return out.code.label if isinstance(out, Status) else "Success"
 
 
 def attach_metrics(frameworks: Iterable[Any], metrics: Any) -> None:

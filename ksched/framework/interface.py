@@ -49,6 +49,22 @@ class Code(IntEnum):
     def is_rejection(self) -> bool:
         return self in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
 
+    @property
+    def label(self) -> str:
+        """Upstream's ``Code.String()``: the ``status`` label of the duration metrics."""
+        return _CODE_LABELS[self]
+
+
+_CODE_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Status:

@@ -18,12 +18,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
 from ksched.framework import kernels, names
 from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
+from ksched.framework.guards import GuardedPlugin
 from ksched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -173,9 +175,13 @@ class Framework:
         if skipped:
             state.skip_filter.update(skipped)
             pre_filters = [p for p in pre_filters if p.name not in skipped]
+        timings = result.plugin_timings = [] if marks is not None else None
         for plugin in pre_filters:
             try:
+                started = time.perf_counter() if timings is not None else 0.0
                 pfr, status = plugin.pre_filter(state, pod, cluster)
+                if timings is not None:
+                    _timed(timings, plugin, "PreFilter", status.code.label, started)
             except Exception as exc:  # a plugin bug must not take the scheduler down
                 log.exception("PreFilter plugin %s failed on %s", plugin.name, pod.key)
                 result.status = Status(
@@ -238,7 +244,10 @@ class Framework:
             if active is not None:
                 active.append(plugin.name)
             try:
+                started = time.perf_counter() if timings is not None else 0.0
                 fr = plugin.filter(state, pod, cluster)
+                if timings is not None:
+                    _timed(timings, plugin, "Filter", "Success", started)
             except Exception as exc:
                 log.exception("Filter plugin %s failed on %s", plugin.name, pod.key)
                 result.status = Status(
@@ -302,7 +311,10 @@ class Framework:
             marks.append(("PreScore", time.perf_counter()))
         for plugin in plan.pre_score:
             try:
+                started = time.perf_counter() if timings is not None else 0.0
                 status = plugin.pre_score(state, pod, cluster, feasible)
+                if timings is not None:
+                    _timed(timings, plugin, "PreScore", status.code.label, started)
             except Exception as exc:
                 log.exception("PreScore plugin %s failed on %s", plugin.name, pod.key)
                 result.status = Status(
@@ -329,8 +341,18 @@ class Framework:
             if name in skip_score:
                 continue
             try:
-                raw = plugin.score(state, pod, cluster, feasible)
-                scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
+                if timings is None:
+                    raw = plugin.score(state, pod, cluster, feasible)
+                    scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
+                else:
+                    started = time.perf_counter()
+                    raw = plugin.score(state, pod, cluster, feasible)
+                    _timed(timings, plugin, "Score", "Success", started)
+                    scores = raw
+                    if norm is not None:
+                        started = time.perf_counter()
+                        scores = norm.normalize_score(state, pod, raw, feasible)
+                        _timed(timings, plugin, "NormalizeScore", "Success", started)
             except Exception as exc:
                 log.exception("Score plugin %s failed on %s", plugin.name, pod.key)
                 result.status = Status(
@@ -394,9 +416,13 @@ class Framework:
         kept: PostFilterResult | None = None
         said: list[tuple[str, tuple[str, ...]]] = []  # (plugin, reasons) of rejections with a message
         rejector = ""
+        timings = result.plugin_timings
         for plugin in self.post_filter_plugins:
             try:
+                started = time.perf_counter() if timings is not None else 0.0
                 pfr = plugin.post_filter(state, pod, cluster, result, nominated)
+                if timings is not None:
+                    _timed(timings, plugin, "PostFilter", pfr.status.code.label, started)
             except Exception as exc:  # a plugin bug must not take the scheduler down
                 log.exception("PostFilter plugin %s failed on %s", plugin.name, pod.key)
                 msg = f'running PostFilter plugin "{plugin.name}": {exc}'
@@ -539,3 +565,16 @@ def _out_of_range(scores: Scores, feasible: np.ndarray) -> int | None:
         return None
     value = int(scores)
     return value if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE else None
+
+
+def _timed(
+    timings: list[tuple[str, str, str, float]], plugin: Any, point: str, status: str, started: float
+) -> None:
+    """Note one built-in plugin call of a sampled cycle (guarded out-of-tree plugins time themselves).
+
+    A vectorized call covers every node at once, so a Filter observation is the plugin's time over
+    all nodes, where upstream observes one call per node; a fused kernel (NodeResourcesFit with
+    BalancedAllocation's scores) counts in the plugin whose call runs it.
+    """
+    if not isinstance(plugin, GuardedPlugin):
+        timings.append((plugin.name, point, status, time.perf_counter() - started))

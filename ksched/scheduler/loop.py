@@ -127,6 +127,8 @@ class Scheduler:
         self.on_synced: Callable[[], None] | None = None
         self.scheduled_count = 0
         self._cycles = 0
+        self._plugin_durations: dict[tuple[str, str, str], Any] = {}
+        """Label children of the plugin duration histogram, looked up once per (plugin, point, status)."""
         self._next_housekeeping = 0.0
         self.failed_count = 0
         self._profile_until: float | None = None
@@ -231,8 +233,11 @@ class Scheduler:
             self.metrics.scheduling_algorithm_duration.observe(self.clock() - start)
             if marks:
                 self._observe_extension_points(marks, fw.profile, result)
+                self._observe_plugins(result)
         if result.selected_node is None:
             failure, nominating = self.preemption.after_failure(fw, result, self.cache, self._failure(result))
+            if result.plugin_timings:  # PostFilter's, on a sampled cycle
+                self._observe_plugins(result)
             self._fail(pinfo, fw.profile, failure, start, nominating)
             return
         node = result.selected_node
@@ -268,13 +273,28 @@ class Scheduler:
     ) -> None:
         assert self.metrics is not None
         end = time.perf_counter()
-        last_status = "Success" if result.status.ok else _status_label(result.status.code)
+        last_status = "Success" if result.status.ok else result.status.code.label
         assert self._attempts is not None
         histogram = self._attempts.extension_points
         for i, (point, started) in enumerate(marks):
             finished = marks[i + 1][1] if i + 1 < len(marks) else end
             status = "Success" if i + 1 < len(marks) else last_status
             histogram(point, status, profile).observe(finished - started)
+
+    def _observe_plugins(self, result: CycleResult) -> None:
+        """``scheduler_plugin_execution_duration_seconds`` of the built-in plugins of a sampled cycle."""
+        timings = result.plugin_timings
+        if not timings or self.metrics is None:
+            return
+        children = self._plugin_durations
+        for plugin, point, status, seconds in timings:
+            key = (plugin, point, status)
+            child = children.get(key)
+            if child is None:
+                family = self.metrics.plugin_execution_duration
+                child = children[key] = family.labels(plugin=plugin, extension_point=point, status=status)
+            child.observe(seconds)
+        timings.clear()
 
     @staticmethod
     def _failure(result: CycleResult) -> tuple[str, str, set[str]]:
@@ -406,16 +426,3 @@ class _AttemptMetrics:
 
 
 _INFORMER_EVENTS = frozenset({kev.Upserted, kev.Deleted, kev.Relisted, kev.Invalid})
-_STATUS_LABELS = {
-    Code.ERROR: "Error",
-    Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
-    Code.WAIT: "Wait",
-    Code.SKIP: "Skip",
-    Code.PENDING: "Pending",
-}
-
-
-def _status_label(code: Code) -> str:
-    """Upstream's ``Code.String()`` for the ``status`` label."""
-    return _STATUS_LABELS.get(code, "Success")

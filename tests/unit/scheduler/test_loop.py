@@ -234,6 +234,23 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
             f'profile="default-scheduler",status="Success"}} 2.0'
         ) in text
     assert 'scheduler_cache_size{type="nodes"} 2.0' in text
+    # The built-in plugins, on the same two sampled cycles (upstream's plugin_execution_duration)
+    for plugin, point, status in (
+        ("PrioritySort", None, None),
+        ("NodeResourcesFit", "PreFilter", "Success"),
+        ("NodeResourcesFit", "Filter", "Success"),
+        ("TaintToleration", "Filter", "Success"),
+        ("PodTopologySpread", "PreScore", "Skip"),
+        ("NodeResourcesFit", "Score", "Success"),
+        ("TaintToleration", "NormalizeScore", "Success"),
+    ):
+        prefix = (
+            f'scheduler_plugin_execution_duration_seconds_count{{extension_point="{point}",plugin="{plugin}"'
+        )
+        if point is None:  # a queue-sort plugin has no timed extension point
+            assert f'plugin="{plugin}"' not in text
+        else:
+            assert f'{prefix},status="{status}"}} 2.0' in text, (plugin, point)
 
 
 def test_the_loop_stops_assuming_pods_at_the_cap_of_bindings_in_flight(
@@ -254,3 +271,36 @@ def test_the_loop_stops_assuming_pods_at_the_cap_of_bindings_in_flight(
     sched.inbox.put(BindDone(first, first_node))
     sched.run(until=lambda s: len(outbox.binds) >= 4)
     assert len(outbox.binds) == 4 and len(sched.binding) == 3
+
+
+def test_a_sampled_failing_cycle_times_the_postfilter_plugin() -> None:
+    from prometheus_client import generate_latest
+
+    from ksched.metrics import Metrics
+
+    clock = FakeClock()
+    config = default_config()
+    profiles = build_profiles(config, seed=3)
+    metrics = Metrics()
+    outbox = RecordingOutbox()
+    sched = Scheduler(
+        profiles=profiles,
+        cache=ClusterCache(),
+        queue=queue_for(config, profiles, clock=clock),
+        outbox=outbox,
+        metrics=metrics,
+        clock=clock,
+        wall_clock=clock,
+    )
+    for kind in ("nodes", "pods"):
+        sched.inbox.put(kev.Synced(kind))
+    sched.inbox.put(node("n1", cpu="1"))
+    sched._cycles = 9  # the next cycle is the tenth: sampled
+    sched.inbox.put(kev.Upserted("pods", pending("big", cpu="4")))
+    drain(sched)
+    text = generate_latest(metrics.registry).decode()
+    assert (
+        'scheduler_plugin_execution_duration_seconds_count{extension_point="PostFilter",'
+        'plugin="DefaultPreemption",status="Unschedulable"} 1.0'
+    ) in text
+    assert 'extension_point="Score"' not in text  # the cycle stopped at Filter

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ksched.sim._status import StatusError
+from ksched.sim._status import StatusError, bad_request
 
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
@@ -66,8 +66,10 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
             continue  # $setElementOrder/..., $retainKeys, $deleteFromPrimitiveList/...: accepted, ignored
         if value is None:
             result.pop(key, None)
-        elif isinstance(value, list) and key in MERGE_KEYS and isinstance(result.get(key), list):
-            result[key] = _merge_list(result[key], value, MERGE_KEYS[key])
+        elif isinstance(value, list) and key in MERGE_KEYS:
+            _check_merge_keys(key, value, MERGE_KEYS[key])
+            current = result.get(key)
+            result[key] = _merge_list(current, value, MERGE_KEYS[key]) if isinstance(current, list) else value
         elif isinstance(value, dict):
             merged = strategic_merge_patch(result.get(key), value)
             if merged is None:
@@ -79,13 +81,35 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+_SCALARS = (str, int, float, bool)
+
+
+def _check_merge_keys(name: str, items: list[Any], merge_key: str) -> None:
+    """A merge key must be a scalar (the API server's types make it a string or a number): anything
+    else is the client's error, answered 400 as the API server answers a body that does not decode,
+    never a crash while merging."""
+    for i, item in enumerate(items):
+        if merge_key and isinstance(item, dict) and merge_key in item:
+            value = item[merge_key]
+            if value is not None and not isinstance(value, _SCALARS):
+                raise bad_request(
+                    f"{name}[{i}].{merge_key}: must be a string or a number, not {type(value).__name__}"
+                )
+        elif not merge_key and item is not None and not isinstance(item, _SCALARS):
+            raise bad_request(f"{name}[{i}]: must be a string, not {type(item).__name__}")
+
+
 def _merge_list(current: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
     if not merge_key:  # set of primitives
         out = list(current)
         out.extend(v for v in patch if v not in out)
         return out
     out = list(current)
-    index = {item.get(merge_key): i for i, item in enumerate(out) if isinstance(item, dict)}
+    index = {  # stored items with an odd key (written before this check existed) match nothing
+        item.get(merge_key): i
+        for i, item in enumerate(out)
+        if isinstance(item, dict) and (item.get(merge_key) is None or isinstance(item[merge_key], _SCALARS))
+    }
     deleted: set[Any] = set()
     for item in patch:
         if not isinstance(item, dict) or merge_key not in item:

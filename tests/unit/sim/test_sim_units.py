@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ksched.sim._patch import json_patch, merge_patch, strategic_merge_patch
@@ -118,6 +120,30 @@ def test_patches() -> None:
     gone = strategic_merge_patch(cur, {"conditions": [{"type": "B", "$patch": "delete"}]})
     assert gone["conditions"] == [{"type": "A", "status": "False"}]
     assert json_patch({"a": [1]}, [{"op": "add", "path": "/a/-", "value": 2}]) == {"a": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ({"conditions": [{"type": {"a": 1}, "status": "True"}]}, "conditions[0].type: must be a string"),
+        ({"conditions": [{"type": "A"}, {"type": ["x"]}]}, "conditions[1].type: must be a string"),
+        ({"spec": {"containers": [{"name": {"x": 1}}]}}, "containers[0].name: must be a string"),
+        ({"metadata": {"finalizers": [{"f": 1}]}}, "finalizers[0]: must be a string"),
+    ],
+)
+def test_a_strategic_patch_with_an_odd_merge_key_is_a_400_not_a_crash(patch: dict, message: str) -> None:
+    """Merge keys are strings (or numbers) in every API type: an object there is the client's error,
+    whether or not the target has a list to merge into."""
+    for target in ({}, {"conditions": [{"type": "A"}], "spec": {"containers": [{"name": "c"}]}}):
+        with pytest.raises(StatusError, match=re.escape(message)) as err:
+            strategic_merge_patch(target, patch)
+        assert err.value.code == 400
+
+
+def test_stored_items_with_an_odd_merge_key_match_nothing() -> None:
+    cur = {"conditions": [{"type": {"a": 1}}, {"type": "A", "status": "False"}]}
+    out = strategic_merge_patch(cur, {"conditions": [{"type": "A", "status": "True"}]})
+    assert out["conditions"] == [{"type": {"a": 1}}, {"type": "A", "status": "True"}]
 
 
 def test_store_versions_and_history_window() -> None:

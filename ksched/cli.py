@@ -84,6 +84,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         config_path=args.config,
         verbosity=args.verbosity,
         keep_dir=args.keep_dir,
+        plugins=tuple(args.plugin or ()),
     )
     print(summary_json(summary) if args.json else summary.text())
     return EXIT_OK if summary.double_bindings == 0 else 1
@@ -165,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", help="KubeSchedulerConfiguration for the scheduler process")
     sim.add_argument("--json", action="store_true", help="print the summary as JSON")
     sim.add_argument("--keep-dir", help="keep kubeconfig, config and scheduler log in this directory")
+    sim.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
     sim.set_defaults(func=_cmd_sim)
     sim_sub = sim.add_subparsers(dest="sim_command")
     from ksched.sim.cli import add_serve_parser

@@ -98,7 +98,7 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
     url = f"http://127.0.0.1:{port}/readyz"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SimRunError(f"the scheduler exited with status {proc.returncode}; see {log}")
+            raise _exited(proc, log)
         with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1) as resp:
             if resp.status == 200:
                 return
@@ -116,6 +116,17 @@ def _progress(bound: int, total: int, elapsed: float, tty: bool) -> None:
         sys.stderr.flush()
 
 
+def _exited(proc: subprocess.Popen[bytes], log: Path) -> SimRunError:
+    """The error for a scheduler process that stopped, with its log's last line: that line says
+    why ``ksched run`` stopped (a config error, an unknown plugin, ...)."""
+    try:
+        lines = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    why = f": {lines[-1][:300]}" if lines else ""
+    return SimRunError(f"the scheduler exited with status {proc.returncode}{why}; see {log}")
+
+
 def run_sim(
     *,
     nodes: int,
@@ -125,8 +136,13 @@ def run_sim(
     config_path: str | None = None,
     verbosity: int = 0,
     keep_dir: str | None = None,
+    plugins: tuple[str, ...] = (),
 ) -> Summary:
-    """Run the embedded cluster and a scheduler process; return what happened."""
+    """Run the embedded cluster and a scheduler process; return what happened.
+
+    ``plugins`` (``module:factory``) are passed to ``ksched run --plugin``, for a ``config_path``
+    that names out-of-tree plugins.
+    """
     if workload not in WORKLOADS:
         raise SimRunError(f"unknown workload {workload!r} (known: {', '.join(sorted(WORKLOADS))})")
     workdir = Path(keep_dir or tempfile.mkdtemp(prefix="ksched-sim-"))
@@ -142,6 +158,8 @@ def run_sim(
         port = _free_port()
         cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "run", "--kubeconfig", str(kubeconfig)]
         cmd += ["--config", str(config), "--no-leader-elect", "--port", str(port)]
+        for plugin in plugins:
+            cmd += ["--plugin", plugin]
         with open(log_path, "wb") as log_file:
             proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))
         _wait_ready(port, proc, log_path)
@@ -160,7 +178,7 @@ def run_sim(
             if bound >= pods or now - last_change > STALL_S or now > deadline:
                 break
             if proc.poll() is not None:
-                raise SimRunError(f"the scheduler exited with status {proc.returncode}; see {log_path}")
+                raise _exited(proc, log_path)
             time.sleep(0.2)
         if tty:
             sys.stderr.write("\n")

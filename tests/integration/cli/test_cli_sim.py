@@ -50,3 +50,27 @@ def test_unknown_workload_is_a_clear_error() -> None:
     assert proc.returncode == 2
     assert "unknown workload 'nope'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _sim(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "ksched", "sim", "--nodes", "20", "--pods", "40", "--json", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
+
+
+def test_sim_passes_out_of_tree_plugins_to_the_scheduler() -> None:
+    """The example plugins' config with their factories: the main job schedules with them."""
+    config = "examples/plugins/config.yaml"
+    plugins = ("node_cost:NodeCost", "system_reserve:SystemReserve", "gang:Gang")
+    proc = _sim("--config", config, *(f"--plugin=examples.plugins.{p}" for p in plugins))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["bound"] == 40 and summary["double_bindings"] == 0
+
+
+def test_a_scheduler_that_refuses_its_config_is_reported_with_its_reason() -> None:
+    proc = _sim("--config", "examples/plugins/config.yaml")
+    assert proc.returncode == 2
+    assert (
+        "the scheduler exited with status 2: ksched run: error: examples/plugins/config.yaml" in proc.stderr
+    )
+    assert 'unknown plugin "NodeCost"' in proc.stderr

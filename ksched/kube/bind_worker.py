@@ -150,8 +150,13 @@ async def serve(client: ApiClient, max_in_flight: int) -> None:
         for line in lines:
             try:
                 request = orjson.loads(line)
-                if not (isinstance(request, list) and len(request) == 5):
-                    raise ValueError("not a [id, namespace, name, uid, node] array")
+                if not (
+                    isinstance(request, list)
+                    and len(request) == 5
+                    and type(request[0]) is int
+                    and all(isinstance(field, str) for field in request[1:])
+                ):
+                    raise ValueError("not a [id, namespace, name, uid, node] array of an int and strings")
             except ValueError as exc:
                 log.error("bind worker: ignoring malformed request %r: %s", line[:200], exc)
                 continue

@@ -189,14 +189,14 @@ def test_the_child_skips_malformed_requests_and_answers_the_rest(sim: SimCluster
     cmd = [sys.executable, "-m", "ksched.kube.bind_worker", "--kubeconfig", str(kubeconfig)]
     proc = subprocess.run(
         [*cmd, "--qps", "0", "--burst", "1"],
-        input=b'not json\n["too", "short"]\n' + good + b"\n",
+        input=b'not json\n["too", "short"]\n["1", "a", "b", "c", "d"]\n' + good + b"\n",
         capture_output=True,
         timeout=60,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.splitlines() == [READY.strip(), b"[7]"]
-    assert proc.stderr.decode().count("ignoring malformed request") == 2
+    assert proc.stderr.decode().count("ignoring malformed request") == 3
     assert _node_of(sim, "pod-0") == "node-2"
 
 

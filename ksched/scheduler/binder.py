@@ -8,7 +8,9 @@ runs it with many requests in flight and puts bind outcomes back in the inbox.
   connection pool serves without queuing (a semaphore, see :meth:`ApiOutbox.bind_limit`; beyond
   that the API server's own fairness applies). The kube writer retries transient
   faults and turns a 409 whose pod is bound to the node we asked for into success (our earlier
-  try got through), so a binding is never applied twice and never reported lost.
+  try got through), so a binding is never applied twice and never reported lost. With a
+  :class:`~ksched.kube.bind_worker.BindWorker` the same writer runs in that child process, off
+  this process's interpreter lock; only the pipe traffic stays here.
 - **Status patches** (the ``PodScheduled`` condition) are sent with bounded concurrency and are
   retried by the client; losing one is not fatal (the next failure writes it again).
 - **Preemptions** (:mod:`ksched.scheduler.preemption`): each victim's ``DisruptionTarget`` patch,
@@ -171,7 +173,8 @@ class ApiOutbox:
         HTTP/1.1 carries one request per connection, so binds beyond the pool size wait inside
         aiohttp anyway, after it has built the whole request, armed its timeout and queued a
         waiter; waiting here instead, on a semaphore, costs far less (about 7% of a bind's CPU when
-        binds pile up). A pool without limit (``max_connections <= 0``) caps nothing.
+        binds pile up). A pool without limit (``max_connections <= 0``) caps nothing, and neither
+        does this client's pool when a bind worker posts the bindings with its own.
         """
         pool = self.client.settings.max_connections
         limit = self.settings.max_binds_in_flight

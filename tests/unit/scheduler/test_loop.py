@@ -199,9 +199,8 @@ def test_stop_request_ends_the_loop(harness: Any) -> None:
     assert sched.stopping and sched.stop_reason == "test"
 
 
-def test_extension_point_and_cache_metrics_are_recorded() -> None:
-    from prometheus_client import generate_latest
-
+def _metered() -> tuple[Scheduler, RecordingOutbox, Any]:
+    """A synced scheduler with a metrics registry; returns it, its outbox and the metrics."""
     from ksched.metrics import Metrics
 
     clock = FakeClock()
@@ -220,6 +219,13 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
     )
     for kind in ("nodes", "pods"):
         sched.inbox.put(kev.Synced(kind))
+    return sched, outbox, metrics
+
+
+def test_extension_point_and_cache_metrics_are_recorded() -> None:
+    from prometheus_client import generate_latest
+
+    sched, outbox, metrics = _metered()
     for name in ("n1", "n2"):  # two nodes: with one feasible node upstream skips PreScore and Score
         sched.inbox.put(
             kev.Upserted("nodes", node_from_dict(make_node(name, cpu="64", memory="64Gi", pods=110)))
@@ -276,24 +282,7 @@ def test_the_loop_stops_assuming_pods_at_the_cap_of_bindings_in_flight(
 def test_a_sampled_failing_cycle_times_the_postfilter_plugin() -> None:
     from prometheus_client import generate_latest
 
-    from ksched.metrics import Metrics
-
-    clock = FakeClock()
-    config = default_config()
-    profiles = build_profiles(config, seed=3)
-    metrics = Metrics()
-    outbox = RecordingOutbox()
-    sched = Scheduler(
-        profiles=profiles,
-        cache=ClusterCache(),
-        queue=queue_for(config, profiles, clock=clock),
-        outbox=outbox,
-        metrics=metrics,
-        clock=clock,
-        wall_clock=clock,
-    )
-    for kind in ("nodes", "pods"):
-        sched.inbox.put(kev.Synced(kind))
+    sched, _, metrics = _metered()
     sched.inbox.put(node("n1", cpu="1"))
     sched._cycles = 9  # the next cycle is the tenth: sampled
     sched.inbox.put(kev.Upserted("pods", pending("big", cpu="4")))

@@ -95,7 +95,7 @@ def path(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_cycle_default_profile(benchmark: Any, cluster: ClusterCache, path: str, case: str) -> None:
     fw = build_profiles(default_config(), seed=1)["default-scheduler"]
     pod = _pod({"hard": "DoNotSchedule", "soft": "ScheduleAnyway", "system": None}[case])
-    result = fw.run(pod, cluster)
+    result = fw.schedule_pod(pod, cluster)
     assert result.selected_node is not None
     benchmark.extra_info.update(nodes=N_NODES, existing_pods=N_PODS, path=path, case=case)
     benchmark(fw.run, pod, cluster)

@@ -109,7 +109,7 @@ def setup(request: pytest.FixtureRequest) -> tuple[Framework, ClusterCache, Pod,
             make_pod("preemptor", uid="preemptor", requests={"cpu": "1", "memory": "1Gi"}, priority=1000)
         )
         victims = 2
-    result = fw.run(pod, cache)
+    result = fw.schedule_pod(pod, cache)
     assert result.selected_node is None
     return fw, cache, pod, result, victims
 

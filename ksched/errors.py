@@ -14,6 +14,7 @@ stays visible in debug logs while the message stays readable.
     │   └── ManifestError          a file that is not the kind of document expected
     ├── CacheError                 the cache was asked to do something its state forbids
     ├── PluginError                a plugin failed at run time (becomes a SchedulerError status)
+    ├── HandleNotReady             a plugin's factory used the framework before it was built
     └── ApiError                   the Kubernetes API answered with an error
         ├── Conflict (409)
         ├── Gone (410)
@@ -89,6 +90,10 @@ class PluginError(KschedError):
         self.plugin = plugin
         self.problem = problem
         super().__init__(f'plugin "{plugin}": {problem}')
+
+
+class HandleNotReady(KschedError):
+    """A plugin called the framework's runners through its Handle before the profile was built."""
 
 
 class ApiError(KschedError):

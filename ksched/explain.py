@@ -168,7 +168,7 @@ def explain(
             "message": gate_status.message,
             "nodes": nodes,
         }
-    result = fw.run(pod, cluster.cache, explain=True)
+    result = fw.schedule_pod(pod, cluster.cache, explain=True)
     report: dict[str, Any] = {
         "pod": pod.key,
         "profile": fw.profile,

@@ -21,10 +21,15 @@ removes or clears label sets.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Generic, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 SUBSYSTEM: Final = "scheduler"
 
@@ -100,8 +105,8 @@ class Metrics:
     pod_scheduling_attempts: Histogram = field(init=False)
     pending_pods: Gauge = field(init=False)
     queue_incoming_pods: Counter = field(init=False)
-    framework_extension_point_duration: Histogram = field(init=False)
-    plugin_execution_duration: Histogram = field(init=False)
+    framework_extension_point_duration: CycleHistogram = field(init=False)
+    plugin_execution_duration: CycleHistogram = field(init=False)
     preemption_attempts: Counter = field(init=False)
     preemption_victims: Histogram = field(init=False)
     preemption_goroutines_duration: Histogram = field(init=False)
@@ -172,17 +177,19 @@ class Metrics:
             "Number of pods added to scheduling queues by event and queue type.",
             ("queue", "event"),
         )
-        self.framework_extension_point_duration = histogram(
+        self.framework_extension_point_duration = CycleHistogram(
             FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS,
             "Latency for running all plugins of a specific extension point.",
             exponential_buckets(0.0001, 2, 12),
             ("extension_point", "status", "profile"),
+            registry=reg,
         )
-        self.plugin_execution_duration = histogram(
+        self.plugin_execution_duration = CycleHistogram(
             PLUGIN_EXECUTION_DURATION_SECONDS,
             "Duration for running a plugin at a specific extension point.",
             exponential_buckets(0.00001, 1.5, 20),
             ("plugin", "extension_point", "status"),
+            registry=reg,
         )
         self.preemption_attempts = counter(
             PREEMPTION_ATTEMPTS_TOTAL, "Total preemption attempts in the cluster till now"
@@ -252,6 +259,94 @@ class Metrics:
         self.queue_incoming_pods.labels(queue=queue, event=event).inc()
 
 
+class CycleHistogram(Collector):
+    """A labelled histogram for the scheduling thread's per-cycle observations.
+
+    The framework observes every extension point of every cycle, several times per pod, where
+    ``prometheus_client``'s histogram takes a lock and walks its buckets in Python on each
+    observation. Here an observation is one ``bisect`` and two additions on the child. Only the
+    scheduling thread observes; the scrape (another thread) reads counts that may be one
+    observation apart between buckets and sum, which a scrape cannot tell from a slightly
+    earlier one. The exposed samples are those of a ``prometheus_client`` histogram.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        buckets: Sequence[float],
+        labelnames: Sequence[str],
+        *,
+        registry: CollectorRegistry,
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self.bounds = tuple(float(b) for b in buckets)
+        self._children: dict[tuple[str, ...], CycleHistogramChild] = {}
+        registry.register(self)
+
+    def labels(self, *values: str) -> CycleHistogramChild:
+        """The child for one tuple of label values, in label order (memoized)."""
+        child = self._children.get(values)
+        if child is None:
+            if len(values) != len(self.labelnames):
+                raise ValueError(f"{self.name}: expected labels {self.labelnames}, got {values!r}")
+            child = self._children[values] = CycleHistogramChild(self.bounds)
+        return child
+
+    def describe(self) -> list[HistogramMetricFamily]:
+        return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        edges = [floatToGoString(b) for b in self.bounds] + ["+Inf"]
+        for values, child in list(self._children.items()):
+            counts, total = list(child.counts), child.sum
+            cumulative, running = [], 0
+            for edge, n in zip(edges, counts, strict=True):
+                running += n
+                cumulative.append((edge, running))
+            family.add_metric(list(values), cumulative, total)
+        yield family
+
+
+class CycleHistogramChild:
+    """One label set of a :class:`CycleHistogram`: counts per bucket (the last is +Inf) and the sum."""
+
+    __slots__ = ("bounds", "counts", "sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.sum = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(self.bounds, value)] += 1
+        self.sum += value
+
+
+class FrameworkMetrics:
+    """The profiles' :class:`~ksched.framework.runtime.FrameworkRecorder`: extension-point and
+    plugin durations, and out-of-tree plugin failures, with children looked up once per label set."""
+
+    __slots__ = ("_errors", "_plugins", "_points")
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._points = metrics.framework_extension_point_duration
+        self._plugins = metrics.plugin_execution_duration
+        self._errors = Children(metrics.plugin_errors)
+
+    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
+        self._points.labels(point, status, profile).observe(seconds)
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self._plugins.labels(plugin, point, status).observe(seconds)
+
+    def plugin_failed(self, plugin: str, point: str) -> None:
+        self._errors(plugin, point).inc()
+
+
 class Children(Generic[M]):
     """One metric's labelled children, memoized per tuple of label values (in label order).
 
@@ -295,6 +390,8 @@ __all__ = [
     "SCHEDULING_ATTEMPT_DURATION_SECONDS",
     "UNSCHEDULABLE_PODS",
     "Children",
+    "CycleHistogram",
+    "FrameworkMetrics",
     "Metrics",
     "attempts_label",
     "exponential_buckets",

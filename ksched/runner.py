@@ -34,7 +34,7 @@ from ksched.kube.connection import load_connection
 from ksched.kube.informer import Informer
 from ksched.kube.io_thread import IOThread
 from ksched.kube.writers import bind
-from ksched.metrics import Metrics
+from ksched.metrics import FrameworkMetrics, Metrics
 from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
@@ -153,13 +153,15 @@ def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
     ssl_context = _tls(options)
-    profiles = build_profiles(config, registry=registry, seed=options.seed)
+    metrics = Metrics()
+    profiles = build_profiles(
+        config, registry=registry, seed=options.seed, recorder=FrameworkMetrics(metrics)
+    )
     if registry.out_of_tree:
         log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
     leader_elect = (
         config.leader_election.leader_elect if options.leader_elect is None else options.leader_elect
     )
-    metrics = Metrics()
     cache = ClusterCache()
     queue = queue_for(config, profiles, clock=time.monotonic, metrics=metrics)
     inbox = Inbox()

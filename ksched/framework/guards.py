@@ -1,7 +1,6 @@
-"""Guarded execution of out-of-tree plugins: check what they return, time them, count failures.
+"""Guarded execution of out-of-tree plugins: check what they return, count their failures.
 
-Built-in plugins are trusted: the runtime calls them directly and this module costs them nothing (the
-runtime times them itself on sampled cycles).
+Built-in plugins are trusted: the runtime calls them directly and this module costs them nothing.
 Every plugin loaded from outside is wrapped in a :class:`GuardedPlugin` when its profile is built.
 The wrapper
 
@@ -15,9 +14,9 @@ The wrapper
   ``SchedulerError`` condition; the scheduler keeps going;
 - converts what is harmless to convert (a bool failure mask to ``uint64``, float scores rounded to
   int64, a FilterResult without codes to ``Unschedulable``) so plugins can stay short;
-- records ``scheduler_plugin_execution_duration_seconds{plugin, extension_point, status}`` on one call
-  in :data:`SAMPLE_EVERY` per plugin and point (upstream samples 10% of cycles), every failing call,
-  and ``ksched_plugin_errors_total{plugin, extension_point}`` for every exception or invalid result.
+- counts ``ksched_plugin_errors_total{plugin, extension_point}`` for every exception or invalid
+  result, through the profile's recorder. Durations are the runtime's, as for every plugin
+  (:mod:`ksched.framework.runtime.timing`).
 
 Score range (0..100 after NormalizeScore) is checked by the runtime for every plugin that does not
 declare ``scores_in_range``; the wrapper never declares it.
@@ -26,9 +25,8 @@ declare ``scores_in_range``; the wrapper never declares it.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -42,12 +40,12 @@ from ksched.framework.interface import (
     Scores,
     Status,
 )
+from ksched.framework.runtime.timing import FrameworkRecorder
 from ksched.framework.view import ClusterView
 from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S
 from ksched.model.pod import Pod
 
 log = logging.getLogger(__name__)
-SAMPLE_EVERY = 10
 _REJECTIONS = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE})
 _SCORE_LIMIT = float(1 << 62)
 
@@ -59,29 +57,6 @@ class InvalidResult(PluginError):
         self.plugin = plugin
         self.problem = problem
         Exception.__init__(self, f"invalid result: {problem}")
-
-
-class Recorder(Protocol):
-    """Where a guarded plugin reports its cost and failures (the scheduler's metrics)."""
-
-    def duration(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
-
-    def failed(self, plugin: str, point: str) -> None: ...
-
-
-class MetricsRecorder:
-    """:class:`Recorder` over :class:`ksched.metrics.Metrics` (duck-typed: framework does not
-    import the metrics module's registry, only its collectors)."""
-
-    def __init__(self, metrics: Any) -> None:
-        self._durations = metrics.plugin_execution_duration
-        self._errors = metrics.plugin_errors
-
-    def duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self._durations.labels(plugin=plugin, extension_point=point, status=status).observe(seconds)
-
-    def failed(self, plugin: str, point: str) -> None:
-        self._errors.labels(plugin=plugin, extension_point=point).inc()
 
 
 # ------------------------------------------------------------------------------------ result checks
@@ -232,7 +207,17 @@ _WRAPPED = (
     ("pre_bind", "_pre_bind"),
     ("post_bind", "_post_bind"),
 )
-_FORWARDED = ("explain_row", "events_to_register", "skips_pods_without", "sort_key", "pre_enqueue")
+_FORWARDED = (
+    "explain_row",
+    "events_to_register",
+    "skips_pods_without",
+    "sort_key",
+    "pre_enqueue",
+    "row_local",
+)
+"""Hooks (:mod:`ksched.framework.hooks`) an out-of-tree plugin keeps behind the guard. Not
+``filter_rows`` (its answers are not checked), ``relevance`` (it would see the cache, not the
+read-only view) nor ``scores_in_range`` (the range check stays)."""
 
 
 class GuardedPlugin:
@@ -242,11 +227,10 @@ class GuardedPlugin:
     call by looking for them), plus the optional hooks in ``_FORWARDED``.
     """
 
-    def __init__(self, inner: object, name: str) -> None:
+    def __init__(self, inner: object, name: str, recorder: FrameworkRecorder | None = None) -> None:
         self.inner = inner
         self.name = name
-        self.recorder: Recorder | None = None
-        self._calls: dict[str, int] = {}
+        self._recorder = recorder
         self._view: tuple[ClusterCache, ClusterView] | None = None
         for method, wrapper in _WRAPPED:
             if callable(getattr(inner, method, None)):
@@ -269,30 +253,14 @@ class GuardedPlugin:
         return cached[1]
 
     def _call(self, point: str, fn: Callable[..., Any], check: Callable[[Any], Any], *args: Any) -> Any:
-        t0 = time.perf_counter()
         try:
-            out = check(fn(*args))
+            return check(fn(*args))
         except Exception as exc:
-            self._done(point, "Error", t0)
-            self._fail(point)
+            if self._recorder is not None:
+                self._recorder.plugin_failed(self.name, point)
             if isinstance(exc, InvalidResult):
                 exc.plugin = self.name
             raise
-        self._done(point, _label_of(out), t0)
-        return out
-
-    def _done(self, point: str, status: str, t0: float) -> None:
-        rec = self.recorder
-        if rec is None:
-            return
-        n = self._calls.get(point, 0) + 1
-        self._calls[point] = n
-        if n % SAMPLE_EVERY == 0 or status == "Error":
-            rec.duration(self.name, point, status, time.perf_counter() - t0)
-
-    def _fail(self, point: str) -> None:
-        if self.recorder is not None:
-            self.recorder.failed(self.name, point)
 
     # -------------------------------------------------------------- scheduling cycle
     def _pre_filter(self, state: CycleState, pod: Pod, cluster: Any) -> tuple[PreFilterResult | None, Status]:
@@ -363,20 +331,3 @@ class GuardedPlugin:
 
 def _as_is(value: Any) -> Any:
     return value
-
-
-def _label_of(out: Any) -> str:
-    """The ``status`` label of a checked result: the Status's code (PreFilter's and Permit's come in
-    a pair), "Success" for results that are not statuses (filter bitsets, scores, None)."""
-    if isinstance(out, tuple):
-        out = next((x for x in out if isinstance(x, Status)), None)
-    return out.code.label if isinstance(out, Status) else "Success"
-
-
-def attach_metrics(frameworks: Iterable[Any], metrics: Any) -> None:
-    """Point every guarded plugin of ``frameworks`` at ``metrics`` (None: stop recording)."""
-    recorder = MetricsRecorder(metrics) if metrics is not None else None
-    for fw in frameworks:
-        for plugin in getattr(fw, "plugins", {}).values():
-            if isinstance(plugin, GuardedPlugin):
-                plugin.recorder = recorder

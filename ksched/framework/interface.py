@@ -194,6 +194,9 @@ class CycleState:
     skip_score: set[str] = field(default_factory=set)
     score_weights: Mapping[str, int] = field(default_factory=dict)
     best_rows: BestRows | None = None
+    sampled: bool = False
+    """Whether this cycle times its plugin calls (upstream ``ShouldRecordPluginMetrics``); the
+    binding cycle reads it too, so one pod's plugin calls are timed all or none."""
 
     def read(self, key: str) -> Any:
         return self.data.get(key)

@@ -38,7 +38,7 @@ from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 
 if TYPE_CHECKING:
-    from ksched.framework.runtime import Framework
+    from ksched.framework.handle import Handle
 
 POD_INDEPENDENT_FILTERS = frozenset(
     {
@@ -110,8 +110,8 @@ class _Verdicts:
 class NominatedPass:
     """Pass 1 of the two-pass rule for one profile's cycles (see the module docstring)."""
 
-    def __init__(self, fw: Framework) -> None:
-        self._fw = fw
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
         self._nominations: _Nominations | None = None
         self._last_verdicts: _Verdicts | None = None
 
@@ -183,7 +183,7 @@ class NominatedPass:
         if noms is None:
             return None
         skipped = state.skip_filter
-        row_filters = _row_subset_filters(self._fw, skipped)
+        row_filters = _row_subset_filters(self._handle, skipped)
         if row_filters is not None:
             return self._rows_only(row_filters, pod, cluster, state, noms, feasible, result, hint)
         out = self._whole_profile(pod, cluster, skipped, noms.by_row, feasible, result)
@@ -255,7 +255,7 @@ class NominatedPass:
         reports the pass with nominated pods first (:func:`_merge_first_pass`); a row that passes
         with them keeps the verdict it had without them. The cost does not grow with the cluster.
         """
-        fw = self._fw
+        handle = self._handle
         v = self._verdicts(plugins, pod, cluster, state, noms.delta)
         if not v.found:
             return None
@@ -263,7 +263,7 @@ class NominatedPass:
         n = feasible.shape[0]
 
         def merge() -> None:
-            _merge_first_pass(fw, result, plugins, v.found, v.delta.rows, failing, n)
+            _merge_first_pass(handle, result, plugins, v.found, v.delta.rows, failing, n)
 
         return _drop(feasible, failing, hint, merge)
 
@@ -290,17 +290,16 @@ class NominatedPass:
         upstream clones one NodeInfo at a time. Returns the narrowed copy of ``feasible``, or None
         when no row dropped out.
         """
-        fw = self._fw
+        handle = self._handle
         rows = [r for r in by_row if feasible[r]]
         if not rows:
             return None
-        row_local = fw._row_local
-        if all(row_local.get(p.name, False) for p in fw.filter_plugins if p.name not in skipped):
+        if all(handle.is_row_local(p.name) for p in handle.filter_plugins if p.name not in skipped):
             batched, single = rows, []
         else:
             # Plugins skipped in this cycle stay skipped in the per-row passes (``skipped=``), as
             # upstream's do; asking the skipped ones too is merely conservative.
-            relevant = relevance(fw._not_row_local(pod), pod, cluster)
+            relevant = relevance(handle.not_row_local_filters(pod), pod, cluster)
             if relevant is never:
                 batched, single = rows, []
             elif relevant is always:
@@ -317,7 +316,7 @@ class NominatedPass:
                 delta = RowDelta([p for r in group for p in by_row[r]], [r for r in group for _ in by_row[r]])
                 delta.apply(cluster, +1)
                 try:
-                    sub = fw.run(pod, cluster, filter_only=True, skipped=skipped)
+                    sub = handle.run_filter_plugins_with_nominated_pods(pod, cluster, skipped=skipped)
                 finally:
                     delta.apply(cluster, -1)
             else:
@@ -328,7 +327,7 @@ class NominatedPass:
                         for p in by_row[r]:
                             cluster.assume(p, node_name)
                             added.append(p.uid)
-                    sub = fw.run(pod, cluster, filter_only=True, skipped=skipped)
+                    sub = handle.run_filter_plugins_with_nominated_pods(pod, cluster, skipped=skipped)
                 finally:
                     for uid in reversed(added):
                         cluster.forget(uid)
@@ -382,12 +381,12 @@ def _filter_rows_key(plugin: Any, state: CycleState, pod: Pod, cluster: ClusterC
     return None if key is None else key(state, pod, cluster)
 
 
-def _row_subset_filters(fw: Framework, skipped: frozenset[str] | set[str]) -> list[Any] | None:
+def _row_subset_filters(handle: Handle, skipped: frozenset[str] | set[str]) -> list[Any] | None:
     """The filters the nominated-pods pass must re-ask, when each of them can answer for a few rows
     (``filter_rows``) and the others are :data:`POD_INDEPENDENT_FILTERS`; None otherwise (the pass
     then re-runs the whole profile)."""
     out: list[Any] = []
-    for plugin in fw.filter_plugins:
+    for plugin in handle.filter_plugins:
         if plugin.name in skipped or plugin.name in POD_INDEPENDENT_FILTERS:
             continue
         if getattr(plugin, "filter_rows", None) is None:
@@ -397,7 +396,7 @@ def _row_subset_filters(fw: Framework, skipped: frozenset[str] | set[str]) -> li
 
 
 def _merge_first_pass(
-    fw: Framework,
+    handle: Handle,
     result: CycleResult,
     plugins: list[Any],
     found: list[tuple[str, FilterResult]],
@@ -414,7 +413,7 @@ def _merge_first_pass(
     nominated pods stops at.
     """
     first_pass = dict(found)
-    order = fw._filter_order
+    position = handle.filter_position
     entries = result.filters
     for plugin in plugins:
         name = plugin.name
@@ -439,11 +438,10 @@ def _merge_first_pass(
         assert fr1.failed is not None
         bits = np.zeros(n, dtype=np.uint64)
         bits[idx] = fr1.failed
-        place = order.get(name, len(order))
-        pos = next(
-            (i for i, (pname, _) in enumerate(entries) if order.get(pname, -1) > place),
-            len(entries),
-        )
+        place = position(name)
+        if place < 0:
+            place = len(handle.filter_plugins)
+        pos = next((i for i, (pname, _) in enumerate(entries) if position(pname) > place), len(entries))
         entries.insert(pos, (name, FilterResult(bits, fr1.reasons, fr1.codes)))
 
 

@@ -17,6 +17,8 @@ from ksched.config.types import Profile, SchedulerConfiguration
 from ksched.errors import ConfigError
 from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
 from ksched.framework.guards import GuardedPlugin
+from ksched.framework.handle import Handle, HandleServices
+from ksched.framework.hooks import check_hooks
 from ksched.framework.interface import (
     FilterPlugin,
     PostFilterPlugin,
@@ -25,8 +27,8 @@ from ksched.framework.interface import (
     ScorePlugin,
 )
 from ksched.framework.loader import METHOD_OF_POINT
-from ksched.framework.registry import Handle, Registry
-from ksched.framework.runtime import Framework
+from ksched.framework.registry import Registry
+from ksched.framework.runtime import Framework, FrameworkRecorder
 
 _METHOD_OF = {
     ext.PRE_FILTER: "pre_filter",
@@ -46,10 +48,16 @@ def build_framework(
     registry: Registry | None = None,
     rng: np.random.Generator | None = None,
     global_percentage: int | None = None,
+    services: HandleServices | None = None,
+    recorder: FrameworkRecorder | None = None,
 ) -> Framework:
-    """Instantiate ``profile``'s plugins and order them per extension point."""
+    """Instantiate ``profile``'s plugins and order them per extension point.
+
+    ``services`` are what the scheduler process lends binding-cycle plugins (event recorder, API
+    client); ``recorder`` receives the extension-point and plugin timings and plugin failures.
+    """
     registry = registry or Registry()
-    handle = Handle(profile.scheduler_name)
+    handle = Handle(profile.scheduler_name, rng=rng, services=services)
     built: dict[str, object] = {}
     per_point: dict[str, list[object]] = {}
     for point, refs in profile.plugins.items():
@@ -61,9 +69,10 @@ def build_framework(
             out_of_tree = registry.is_out_of_tree(ref.name)
             if plugin is None:
                 if out_of_tree:
-                    plugin = _build_out_of_tree(registry, ref.name, profile, index, handle)
+                    plugin = _build_out_of_tree(registry, ref.name, profile, index, handle, recorder)
                 else:
                     plugin = registry.factory(ref.name)(profile.plugin_args.get(ref.name), handle)
+                check_hooks(plugin, ref.name, path)
                 built[ref.name] = plugin
             method = (METHOD_OF_POINT if out_of_tree else _METHOD_OF).get(point)
             if method is not None and not hasattr(plugin, method):
@@ -83,17 +92,24 @@ def build_framework(
         scores=[(p, weights[p.name]) for p in per_point.get(ext.SCORE, []) if isinstance(p, ScorePlugin)],
         post_filter=[p for p in per_point.get(ext.POST_FILTER, []) if isinstance(p, PostFilterPlugin)],
         percentage_of_nodes_to_score=percentage,
-        rng=rng,
         plugins=list(built.values()),
         reserve=[p for p in per_point.get(ext.RESERVE, []) if isinstance(p, ReservePlugin)],
         permit=[p for p in per_point.get(ext.PERMIT, []) if isinstance(p, PermitPlugin)],
         pre_bind=[p for p in per_point.get(ext.PRE_BIND, []) if isinstance(p, PreBindPlugin)],
         post_bind=[p for p in per_point.get(ext.POST_BIND, []) if isinstance(p, PostBindPlugin)],
-        waiting_pods=handle.waiting_pods,
+        handle=handle,
+        recorder=recorder,
     )
 
 
-def _build_out_of_tree(registry: Registry, name: str, profile: Profile, index: int, handle: Handle) -> object:
+def _build_out_of_tree(
+    registry: Registry,
+    name: str,
+    profile: Profile,
+    index: int,
+    handle: Handle,
+    recorder: FrameworkRecorder | None,
+) -> object:
     """Call an out-of-tree factory with its args as a dict and wrap the plugin in result guards.
 
     Anything the factory raises (typically its own args validation) is a start-up ConfigError
@@ -111,18 +127,29 @@ def _build_out_of_tree(registry: Registry, name: str, profile: Profile, index: i
         raise ConfigError(path, f"plugin {name!r} rejected its args: {type(exc).__name__}: {exc}") from exc
     if plugin is None:
         raise ConfigError(path, f"the factory of plugin {name!r} returned None instead of a plugin")
-    return GuardedPlugin(plugin, name)
+    return GuardedPlugin(plugin, name, recorder)
 
 
 def build_profiles(
-    config: SchedulerConfiguration, *, registry: Registry | None = None, seed: int | None = None
+    config: SchedulerConfiguration,
+    *,
+    registry: Registry | None = None,
+    seed: int | None = None,
+    services: HandleServices | None = None,
+    recorder: FrameworkRecorder | None = None,
 ) -> Mapping[str, Framework]:
-    """``schedulerName -> Framework`` for every profile in ``config``."""
+    """``schedulerName -> Framework`` for every profile in ``config`` (one seeded generator for all)."""
     registry = registry or Registry()
     rng = np.random.default_rng(seed)
     return {
         p.scheduler_name: build_framework(
-            p, index=i, registry=registry, rng=rng, global_percentage=config.percentage_of_nodes_to_score
+            p,
+            index=i,
+            registry=registry,
+            rng=rng,
+            global_percentage=config.percentage_of_nodes_to_score,
+            services=services,
+            recorder=recorder,
         )
         for i, p in enumerate(config.profiles)
     }

@@ -10,33 +10,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ksched.framework import names
-from ksched.framework.waiting import WaitingPod, WaitingPods
+from ksched.framework.handle import Handle
 
-Factory = Callable[[Any, "Handle"], Any]
-
-
-@dataclass(slots=True)
-class Handle:
-    """What a plugin may know about its surroundings when it is built."""
-
-    profile: str
-    shared: dict[str, Any] = field(default_factory=dict)
-    """Objects that plugins of one package share within a profile (e.g. one fused resource pass)."""
-    waiting_pods: WaitingPods = field(default_factory=WaitingPods)
-    """The profile's pods held at Permit (upstream's Handle.GetWaitingPod / IterateOverWaitingPods)."""
-
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.waiting_pods.get(uid)
-
-    def iterate_waiting_pods(self) -> list[WaitingPod]:
-        return list(self.waiting_pods)
-
-    def reject_waiting_pod(self, uid: str, plugin: str = "", message: str = "removed") -> bool:
-        return self.waiting_pods.reject(uid, plugin, message)
+Factory = Callable[[Any, Handle], Any]
 
 
 _BASE = "ksched.framework.plugins"

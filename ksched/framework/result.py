@@ -76,6 +76,12 @@ class CycleResult:
         self._total = value
         self._parts = None
 
+    def defer_total(self, arrays: list[np.ndarray], weights: list[int], const: int, n: int) -> None:
+        """Keep the parts of the weighted sum instead of the sum: :attr:`total` builds it on first
+        read (the cycle chose its node without it)."""
+        self._total = None
+        self._parts = (arrays, weights, const, n)
+
     @property
     def feasible_count(self) -> int:
         return 0 if self.feasible is None else int(np.count_nonzero(self.feasible))

@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework.guards import attach_metrics
 from ksched.framework.interface import Code
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.kube import events as kev
@@ -51,7 +50,6 @@ from ksched.scheduler.reporting import (
 )
 
 log = logging.getLogger(__name__)
-PLUGIN_METRICS_SAMPLE_EVERY = 10
 HOUSEKEEPING_EVERY_S = 1.0
 """Upstream updates ``scheduler_cache_size`` every second."""
 MAX_IDLE_WAIT_S = 1.0
@@ -126,16 +124,12 @@ class Scheduler:
         self.stop_reason = ""
         self.on_synced: Callable[[], None] | None = None
         self.scheduled_count = 0
-        self._cycles = 0
-        self._plugin_durations: dict[tuple[str, str, str], Any] = {}
-        """Label children of the plugin duration histogram, looked up once per (plugin, point, status)."""
         self._next_housekeeping = 0.0
         self.failed_count = 0
         self._profile_until: float | None = None
         self._profiler: cProfile.Profile | None = None
         self._profile_result: Any = None
         self.binding_cycle = BindingCycle(self)  # Reserve / Permit / PreBind / PostBind
-        attach_metrics(profiles.values(), metrics)  # custom plugins' cost and failures
 
     # ------------------------------------------------------------------ the loop
     @property
@@ -227,17 +221,11 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         start = self.clock()
-        marks = self._sample_marks()
-        result = fw.run(pod, self.cache, marks=marks, nominated=self.queue.nominator)
+        result = fw.schedule_pod(pod, self.cache, nominated=self.queue.nominator)
         if self.metrics is not None:
             self.metrics.scheduling_algorithm_duration.observe(self.clock() - start)
-            if marks:
-                self._observe_extension_points(marks, fw.profile, result)
-                self._observe_plugins(result)
         if result.selected_node is None:
             failure, nominating = self.preemption.after_failure(fw, result, self.cache, self._failure(result))
-            if result.plugin_timings:  # PostFilter's, on a sampled cycle
-                self._observe_plugins(result)
             self._fail(pinfo, fw.profile, failure, start, nominating)
             return
         node = result.selected_node
@@ -260,41 +248,6 @@ class Scheduler:
         cache_size.labels(type="pods").set(len(self.cache.pods))
         cache_size.labels(type="assumed_pods").set(self.cache.assumed_count)
         self.metrics.goroutines.labels(operation="binding").set(len(self.binding))
-
-    def _sample_marks(self) -> list[tuple[str, float]] | None:
-        """Extension-point timing on one cycle in ten (upstream's pluginMetricsSamplePercent)."""
-        if self.metrics is None:
-            return None
-        self._cycles += 1
-        return [] if self._cycles % PLUGIN_METRICS_SAMPLE_EVERY == 0 else None
-
-    def _observe_extension_points(
-        self, marks: list[tuple[str, float]], profile: str, result: CycleResult
-    ) -> None:
-        assert self.metrics is not None
-        end = time.perf_counter()
-        last_status = "Success" if result.status.ok else result.status.code.label
-        assert self._attempts is not None
-        histogram = self._attempts.extension_points
-        for i, (point, started) in enumerate(marks):
-            finished = marks[i + 1][1] if i + 1 < len(marks) else end
-            status = "Success" if i + 1 < len(marks) else last_status
-            histogram(point, status, profile).observe(finished - started)
-
-    def _observe_plugins(self, result: CycleResult) -> None:
-        """``scheduler_plugin_execution_duration_seconds`` of the built-in plugins of a sampled cycle."""
-        timings = result.plugin_timings
-        if not timings or self.metrics is None:
-            return
-        children = self._plugin_durations
-        for plugin, point, status, seconds in timings:
-            key = (plugin, point, status)
-            child = children.get(key)
-            if child is None:
-                family = self.metrics.plugin_execution_duration
-                child = children[key] = family.labels(plugin=plugin, extension_point=point, status=status)
-            child.observe(seconds)
-        timings.clear()
 
     @staticmethod
     def _failure(result: CycleResult) -> tuple[str, str, set[str]]:

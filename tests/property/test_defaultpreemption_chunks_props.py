@@ -60,18 +60,18 @@ def test_chunk_sizes_never_change_the_candidates(nodes: list[tuple[int, bool]], 
     req = {"cpu": "1500m"}
     wants_port = container(requests=req, host_ports=[("TCP", "", 80)])
     p = pod_from_dict(vpod("p", priority=10, containers=[wants_port]))
-    fw, plugin = fit_framework(
+    _fw, plugin = fit_framework(
         [new_node_ports(None, Handle("p"))], args=DefaultPreemptionArgs(min_candidate_nodes_absolute=1)
     )
     order = np.roll(np.array(sorted(cache.nodes.row_of.values()), dtype=np.intp), -roll)
     before = snapshot(cache)
-    adaptive = _outcome(plugin._dry_run(fw, p, cache, None, order, want, []))
+    adaptive = _outcome(plugin._dry_run(p, cache, None, order, want, []))
     assert_same(before, snapshot(cache))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plugin_module, "_next_chunk", lambda *a: 1)  # node by node after the first
         mp.setattr(plugin_module, "_MIN_CHUNK", 1)
-        one_by_one = _outcome(plugin._dry_run(fw, p, cache, None, order, 1, []))
-        tiny = _outcome(plugin._dry_run(fw, p, cache, None, order, want, []))
+        one_by_one = _outcome(plugin._dry_run(p, cache, None, order, 1, []))
+        tiny = _outcome(plugin._dry_run(p, cache, None, order, want, []))
     assert_same(before, snapshot(cache))
     assert adaptive == tiny
     event(f"blocked nodes: {min(sum(b for _, b in nodes) // 20, 3)}")

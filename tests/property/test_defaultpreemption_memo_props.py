@@ -159,14 +159,14 @@ def test_memo_listing_is_a_fresh_read(ops: list[tuple[Any, ...]], seed: int, aff
         if kind == "dry":
             fresh_fw, fresh = _framework(affinity)
             fresh.offset_for = plugin.offset_for = lambda n: 0
-            got = plugin.find_candidates(preemptor, cache, fw.run(preemptor, cache))
-            want = fresh.find_candidates(preemptor, cache, fresh_fw.run(preemptor, cache))
+            got = plugin.find_candidates(preemptor, cache, fw.schedule_pod(preemptor, cache))
+            want = fresh.find_candidates(preemptor, cache, fresh_fw.schedule_pod(preemptor, cache))
             assert [(c.node, c.victims, c.num_pdb_violations) for c in got[0]] == [
                 (c.node, c.victims, c.num_pdb_violations) for c in want[0]
             ]
             assert got[1] == want[1] and got[2] == want[2]
             # The memo's own rows through a dry run, settled afterwards (but for CacheProbe's).
-            fw.filter_pass(preemptor, cache, None)
-            plugin._chunk_batched(fw, preemptor, cache, None, rows, None)
+            fw.dry_run_filters(preemptor, cache, None)
+            plugin._chunk_batched(preemptor, cache, None, rows, None)
         _same(memo.listing(cache, rows), read_nodes(cache, rows))
         _same(plugin._listings.listing(cache, rows), read_nodes(cache, rows))

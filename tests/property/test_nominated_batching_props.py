@@ -62,20 +62,20 @@ def frameworks(
     """(batching profile, reference profile): Fit, NodePorts, InterPodAffinity, PodTopologySpread."""
     out = []
     for opaque in (False, True):
-        h = Handle("default-scheduler")
+        h = Handle("default-scheduler", rng=np.random.default_rng(0))
         fit, ports = new_fit(None, h), new_node_ports(None, h)
         ipa: Any = interpodaffinity.new(None, h)
         pts: Any = podtopologyspread.new(None, h)
         if opaque:
             ipa, pts = Opaque(ipa), Opaque(pts)
-        plugin = DefaultPreemption(args)
+        plugin = DefaultPreemption(args, h)
         plugin.offset_for = lambda n: offset  # type: ignore[method-assign]
         fw = Framework(
             "default-scheduler",
             pre_filter=[fit, ports, ipa, pts],
             filters=[fit, ports, ipa, pts],
             post_filter=[plugin],
-            rng=np.random.default_rng(0),
+            handle=h,
         )
         out.append((fw, plugin))
     return out[0], out[1]
@@ -216,9 +216,9 @@ def test_nominated_pass_batched_equals_per_row(
     p = pod_from_dict(vpod("in", priority=prio, req={"cpu": f"{cpu}m"}, **_spec(incoming)))
     (fast, _), (slow, _) = frameworks()
     before = snapshot(cache)
-    got = fast.run(p, cache, nominated=nom, filter_only=True)
+    got = fast.run_filter_plugins_with_nominated_pods(p, cache, nominated=nom)
     assert_same(before, snapshot(cache))
-    want = slow.run(p, cache, nominated=nom, filter_only=True)
+    want = slow.run_filter_plugins_with_nominated_pods(p, cache, nominated=nom)
     assert_same(before, snapshot(cache))
     assert got.status.code == want.status.code
     assert (got.feasible is None) == (want.feasible is None)
@@ -254,8 +254,8 @@ def test_preemption_batched_equals_node_by_node(
     p = pod_from_dict(vpod("in", priority=prio, req={"cpu": f"{cpu}m"}, **_spec(incoming)))
     args = DefaultPreemptionArgs(min_candidate_nodes_percentage=pct, min_candidate_nodes_absolute=1)
     (fast, fast_plugin), (slow, slow_plugin) = frameworks(args, offset)
-    r_fast = fast.run(p, cache, nominated=nom)
-    r_slow = slow.run(p, cache, nominated=nom)
+    r_fast = fast.schedule_pod(p, cache, nominated=nom)
+    r_slow = slow.schedule_pod(p, cache, nominated=nom)
     before = snapshot(cache)
     got = fast_plugin.find_candidates(p, cache, r_fast, nom)
     assert_same(before, snapshot(cache))

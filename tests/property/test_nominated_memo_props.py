@@ -158,13 +158,13 @@ def _check(long_lived: Framework, world: _World, shape: int, prio: int, incoming
     if incoming is None:
         incoming = pod(name="in", uid="in", priority=prio, containers=[_container(INCOMING[shape])])
     n = cache.nodes.n_rows
-    got = long_lived.run(incoming, cache, nominated=nom, filter_only=True)
-    want = _fresh().run(incoming, cache, nominated=nom, filter_only=True)
+    got = long_lived.run_filter_plugins_with_nominated_pods(incoming, cache, nominated=nom)
+    want = _fresh().run_filter_plugins_with_nominated_pods(incoming, cache, nominated=nom)
     assert np.array_equal(got.feasible, want.feasible)
     assert _firsts(got, n) == _firsts(want, n)
     # A full cycle, against upstream's rule written out node by node (which shares no code with
     # the pass): the same verdict, and when nothing fits, the same first failure per row.
-    full = long_lived.run(incoming, cache, nominated=nom)
+    full = long_lived.schedule_pod(incoming, cache, nominated=nom)
     feasible, firsts = _upstream(frameworks()[1], incoming, cache, nom)
     assert full.status.ok == bool(feasible.any())
     if full.status.ok:

@@ -140,7 +140,7 @@ def _upstream(fw: Framework, p: Pod, cache: ClusterCache, nom: Nominator) -> tup
     """Upstream's ``RunFilterPluginsWithNominatedPods``, node by node: with the node's nominated
     pods (priority >= the pod's, not the pod, not in the cache) assumed there, then, if that
     passed, without them. Returns the feasible rows and each row's first failure."""
-    without = fw.run(p, cache, filter_only=True)
+    without = fw.run_filter_plugins_with_nominated_pods(p, cache)
     n = cache.nodes.n_rows
     feasible = without.feasible.copy()
     firsts = [without.first_failure(r) for r in range(n)]
@@ -156,7 +156,7 @@ def _upstream(fw: Framework, p: Pod, cache: ClusterCache, nom: Nominator) -> tup
         for q in pods:
             cache.assume(q, name)
         try:
-            with_them = fw.run(p, cache, filter_only=True)
+            with_them = fw.run_filter_plugins_with_nominated_pods(p, cache)
         finally:
             for q in reversed(pods):
                 cache.forget(q.uid)
@@ -199,7 +199,7 @@ def test_nominated_rows_pass_equals_upstream_node_by_node(
     cache, nom, p = _scenario(nodes, running, nominated, incoming, prio)
     fast, slow = frameworks()
     before = snapshot(cache)
-    got = fast.run(p, cache, nominated=nom, filter_only=True)
+    got = fast.run_filter_plugins_with_nominated_pods(p, cache, nominated=nom)
     assert_same(before, snapshot(cache))
     feasible, firsts = _upstream(slow, p, cache, nom)
     assert_same(before, snapshot(cache))
@@ -248,8 +248,8 @@ def test_choice_with_nominations_equals_summing_every_row(
     were not its first or last tie); the node chosen must be the one a full sum and scan picks."""
     cache, nom, p = _scenario(nodes, running, nominated, incoming, prio)
     fast, slow = frameworks()  # same seed: the same tie-break draw
-    got = fast.run(p, cache, nominated=nom)
-    want = slow.run(p, cache, nominated=nom, explain=True)  # explain: always the full sum and scan
+    got = fast.schedule_pod(p, cache, nominated=nom)
+    want = slow.schedule_pod(p, cache, nominated=nom, explain=True)  # explain: always the full sum and scan
     assert got.status.code == want.status.code
     assert got.selected_node == want.selected_node
     event(f"hint kept: {got.total is None}")

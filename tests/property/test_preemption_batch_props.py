@@ -126,7 +126,7 @@ def test_batched_dry_run_equals_per_node_lists(
     fw, plugin = fit_framework(
         [new_node_ports(None, Handle("p"))], args=DefaultPreemptionArgs(min_candidate_nodes_absolute=1)
     )
-    _res, local = fw.filter_pass(p, cache)
+    _res, local = fw.dry_run_filters(p, cache, None)
     assert local
     rows = np.roll(np.array(sorted(cache.nodes.row_of.values()), dtype=np.intp), -roll)
     parsed = plugin._budgets.budgets(cache.pdbs.values())
@@ -158,11 +158,11 @@ def test_batched_dry_run_equals_per_node_lists(
         assert np.array_equal(dense, batch._violations_by_node(ix, seq, chunk.node, chunk.first))
 
     # The outcome: batched arrays == per-node lists with the array probe == node by node.
-    got = plugin._chunk_batched(fw, p, cache, None, rows, index())
+    got = plugin._chunk_batched(p, cache, None, rows, index())
     assert_same(before, snapshot(cache))
-    ref = plugin._chunk_by_node(fw, p, cache, None, rows, index(), local=True)
+    ref = plugin._chunk_by_node(p, cache, None, rows, index(), local=True)
     assert_same(before, snapshot(cache))
-    slow = plugin._chunk_by_node(fw, p, cache, None, rows, index(), local=False)
+    slow = plugin._chunk_by_node(p, cache, None, rows, index(), local=False)
     assert_same(before, snapshot(cache))
     assert _key(got) == _key(ref) == _key(slow)
     event(f"candidates: {min(sum(s is None for s in got.status), 3)}")
@@ -175,7 +175,7 @@ def test_batched_dry_run_equals_per_node_lists(
         plain = Residents(chunk.entries)
         idx = np.flatnonzero(np.arange(len(chunk.entries)) % 3 != 1)
         for res in (grouped, plain):
-            probe = ArrayProbe(fw, p, cache, None, res)
+            probe = ArrayProbe(fw.handle, p, cache, None, res)
             probe.remove(idx)
             if res is grouped:
                 moved = snapshot(cache)

@@ -89,7 +89,7 @@ def test_batched_equals_node_by_node(
     ports = new_node_ports(None, Handle("p"))
     fast, fast_plugin = fit_framework([ports], args=args, offsets=[offset])
     slow, slow_plugin = fit_framework([ports, NotLocal()], args=args, offsets=[offset])
-    r_fast, r_slow = fast.run(p, cache), slow.run(p, cache)
+    r_fast, r_slow = fast.schedule_pod(p, cache), slow.schedule_pod(p, cache)
     before = snapshot(cache)
     got_fast = fast_plugin.find_candidates(p, cache, r_fast)
     got_slow = slow_plugin.find_candidates(p, cache, r_slow)

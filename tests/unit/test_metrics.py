@@ -42,7 +42,7 @@ def _touch(metrics: m.Metrics) -> None:
     for attr in vars(metrics).values():
         if attr is metrics.registry:
             continue
-        labels = attr._labelnames
+        labels = attr.labelnames if isinstance(attr, m.CycleHistogram) else attr._labelnames
         child = attr.labels(*("x" for _ in labels)) if labels else attr
         if hasattr(child, "observe"):
             child.observe(0.5)

@@ -69,7 +69,7 @@ def test_workload_runs_at_50_nodes(name: str, tmp_path: Path, capsys: pytest.Cap
     worker = {"bind worker"} if len(os.sched_getaffinity(0)) >= 2 else set()
     assert set(run["processes"]) == {"scheduler", "sim", "driver"} | worker
     assert run["processes"]["scheduler"]["peak_rss_mb"] > 0
-    assert "Filter" in run["extension_points"] or run["attempt_duration_ms"]["count"] < 10
+    assert "PreFilter" in run["extension_points"]  # every cycle reports its extension points
     assert set(w.quality.figures) <= set(run["quality"])
     if "max_skew" in run["quality"] and name == "TopologySpreading":
         assert run["quality"]["max_skew"] <= 5

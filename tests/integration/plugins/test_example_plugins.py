@@ -80,7 +80,7 @@ def test_node_cost_prefers_the_cheapest_node_and_normalizes_to_0_100() -> None:
     cache = ClusterCache()
     nodes(cache, {"a": "30", "b": "10", "c": "20", "d": None, "e": "oops"})
     fw = framework()
-    result = fw.run(pod_from_dict(make_pod("p", requests={"cpu": "100m"})), cache, explain=True)
+    result = fw.schedule_pod(pod_from_dict(make_pod("p", requests={"cpu": "100m"})), cache, explain=True)
     assert result.selected_node == "b"
     scores = {ps.plugin: ps for ps in result.scores}["NodeCost"]
     assert scores.weight == 5
@@ -104,16 +104,16 @@ def test_system_reserve_keeps_a_share_for_system_pods() -> None:
     nodes(cache, {"a": "10", "b": "20"})
     fw = framework()
     big = pod_from_dict(make_pod("big", requests={"cpu": "3700m"}))
-    result = fw.run(big, cache)
+    result = fw.schedule_pod(big, cache)
     assert result.selected_node is None
     assert (
         result.message()
         == "0/2 nodes are available: 2 node(s) would use the 10% of cpu kept for system pods."
     )
     system = pod_from_dict(make_pod("big", namespace="kube-system", requests={"cpu": "3700m"}))
-    assert fw.run(system, cache).selected_node == "a"
+    assert fw.schedule_pod(system, cache).selected_node == "a"
     fits = pod_from_dict(make_pod("fits", requests={"cpu": "3600m"}))
-    assert fw.run(fits, cache).selected_node == "a"
+    assert fw.schedule_pod(fits, cache).selected_node == "a"
 
 
 def test_system_reserve_reports_each_resource_with_its_own_reason() -> None:
@@ -121,7 +121,7 @@ def test_system_reserve_reports_each_resource_with_its_own_reason() -> None:
     nodes(cache, {"a": "10"})
     fw = framework()
     pod = pod_from_dict(make_pod("p", requests={"cpu": "3900m", "memory": "15Gi"}))
-    result = fw.run(pod, cache)
+    result = fw.schedule_pod(pod, cache)
     assert result.first_failure(0) == (
         "SystemReserve",
         [

@@ -54,8 +54,8 @@ def test_best_rows_shortcut_picks_what_the_sum_picks(seed: int) -> None:
     fast = build_profiles(default_config(), seed=seed)["default-scheduler"]
     slow = build_profiles(default_config(), seed=seed)["default-scheduler"]
     for _ in range(5):
-        a = fast.run(incoming, cluster)
-        b = slow.run(incoming, cluster, explain=True)  # explain: always sums and scans
+        a = fast.schedule_pod(incoming, cluster)
+        b = slow.schedule_pod(incoming, cluster, explain=True)  # explain: always sums and scans
         assert a.selected_row == b.selected_row
         np.testing.assert_array_equal(np.asarray(a.total), np.asarray(b.total))
 
@@ -63,6 +63,6 @@ def test_best_rows_shortcut_picks_what_the_sum_picks(seed: int) -> None:
 def test_status_of_a_pod_with_claims_is_still_an_error() -> None:
     cluster = cluster_of([make_node("n0", cpu=4, memory="8Gi", pods=10)])
     claimed = dataclasses.replace(pod(requests={"cpu": "1"}), volume_claims=("data",))
-    result = build_profiles(default_config(), seed=1)["default-scheduler"].run(claimed, cluster)
+    result = build_profiles(default_config(), seed=1)["default-scheduler"].schedule_pod(claimed, cluster)
     assert result.status.code == Code.ERROR
     assert "data" in result.status.message

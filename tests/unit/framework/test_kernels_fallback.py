@@ -24,7 +24,7 @@ def test_missing_extension_falls_back_and_warns_once() -> None:
         cache = cluster_of([make_node(f"n{i}", cpu=4, memory="8Gi", pods=10) for i in range(5)])
         fw = build_profiles(default_config(), seed=1)["default-scheduler"]
         for _ in range(3):
-            assert fw.run(pod(requests={"cpu": "1"}), cache).selected_node is not None
+            assert fw.schedule_pod(pod(requests={"cpu": "1"}), cache).selected_node is not None
         assert kernels.compiled() is None
         """
     )

@@ -66,7 +66,7 @@ def test_higher_priority_nomination_reserves_the_node() -> None:
     nom = _nominator((big, "n1"))
     incoming = pod(name="in", uid="in", requests={"cpu": "1"}, priority=50)
     before = snapshot(c)
-    result = _fit_fw().run(incoming, c, explain=True, nominated=nom)
+    result = _fit_fw().schedule_pod(incoming, c, explain=True, nominated=nom)
     rows = {c.nodes.node(r).name for r in np.flatnonzero(result.feasible)}
     assert rows == {"n0", "n2"}  # n1 keeps its room for "big"
     failure = result.first_failure(c.nodes.row_of["n1"])
@@ -79,13 +79,13 @@ def test_equal_priority_counts_lower_does_not_and_the_pod_itself_does_not() -> N
     big = pod(name="big", uid="big", requests={"cpu": "1500m"}, priority=50)
     incoming = pod(name="in", uid="in", requests={"cpu": "1"}, priority=50)
     fw = _fit_fw()
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((big, "n1")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((big, "n1")))
     assert not r.feasible[c.nodes.row_of["n1"]]
     higher = pod(name="in", uid="in", requests={"cpu": "1"}, priority=51)
-    r = fw.run(higher, c, explain=True, nominated=_nominator((big, "n1")))
+    r = fw.schedule_pod(higher, c, explain=True, nominated=_nominator((big, "n1")))
     assert r.feasible[c.nodes.row_of["n1"]]
     # The pod's own nomination never blocks it.
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((incoming, "n1"), (big, "n2")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((incoming, "n1"), (big, "n2")))
     assert r.feasible[c.nodes.row_of["n1"]] and not r.feasible[c.nodes.row_of["n2"]]
 
 
@@ -93,12 +93,12 @@ def test_no_nominations_change_nothing_and_message_counts_the_reason() -> None:
     c = _cluster()
     fw = _fit_fw()
     incoming = pod(name="in", uid="in", requests={"cpu": "1800m"}, priority=0)
-    plain = fw.run(incoming, c)
-    with_empty = fw.run(incoming, c, nominated=Nominator())
+    plain = fw.schedule_pod(incoming, c)
+    with_empty = fw.schedule_pod(incoming, c, nominated=Nominator())
     assert plain.selected_node is not None and with_empty.selected_node is not None
     big = pod(name="big", uid="big", requests={"cpu": "1"}, priority=10)
     nom = _nominator((big, "n1"), (pod(name="b2", uid="b2", requests={"cpu": "1"}, priority=10), "n2"))
-    r = fw.run(incoming, c, nominated=nom)
+    r = fw.schedule_pod(incoming, c, nominated=nom)
     assert r.selected_node is None
     assert r.message() == "0/3 nodes are available: 3 Insufficient cpu."
 
@@ -108,7 +108,7 @@ def test_a_nominated_pod_already_in_the_cache_is_not_counted_twice() -> None:
     big = pod(name="big", uid="big", requests={"cpu": "1"}, priority=100)
     c.assume(big, "n1")
     incoming = pod(name="in", uid="in", requests={"cpu": "1"}, priority=50)
-    r = _fit_fw().run(incoming, c, explain=True, nominated=_nominator((big, "n1")))
+    r = _fit_fw().schedule_pod(incoming, c, explain=True, nominated=_nominator((big, "n1")))
     assert r.feasible[c.nodes.row_of["n1"]]
 
 
@@ -133,10 +133,10 @@ def test_non_row_local_filters_check_each_node_on_its_own() -> None:
     b = pod(name="b", uid="b", priority=10)
     incoming = pod(name="in", uid="in", priority=0)
     # One at a time, each node's own nominated pod brings the count to 2 (passes); all at once it would be 3.
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((a, "n1"), (b, "n2")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((a, "n1"), (b, "n2")))
     assert r.feasible_count == 3
     three = _nominator((a, "n1"), (b, "n1"))
-    r = fw.run(incoming, c, explain=True, nominated=three)
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=three)
     assert not r.feasible[c.nodes.row_of["n1"]] and r.feasible_count == 2
 
 
@@ -146,9 +146,9 @@ def test_default_profile_with_nominated_pods_leaves_the_cache_unchanged() -> Non
     big = pod(name="big", uid="big", requests={"cpu": "1500m"}, priority=100)
     incoming = pod(name="in", uid="in", requests={"cpu": "1"}, priority=50)
     before = snapshot(c)
-    r = fw.run(incoming, c, nominated=_nominator((big, "n2")))  # "big" holds n2
+    r = fw.schedule_pod(incoming, c, nominated=_nominator((big, "n2")))  # "big" holds n2
     assert r.selected_node in {"n0", "n1"}
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((big, "n2")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((big, "n2")))
     assert not r.feasible[c.nodes.row_of["n2"]]
     assert_same(before, snapshot(c))
 
@@ -166,7 +166,7 @@ def test_nominated_host_ports_and_new_resources_are_counted_and_undone() -> None
     )
     incoming = pod(name="in", uid="in", priority=0, containers=[container(host_ports=[("TCP", "", 80)])])
     before = snapshot(c)
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((holder, "n2")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((holder, "n2")))
     assert not r.feasible[c.nodes.row_of["n2"]] and r.feasible_count == 2
     failure = r.first_failure(c.nodes.row_of["n2"])
     assert failure is not None and failure[0] == "NodePorts"
@@ -278,13 +278,15 @@ def test_nominated_pods_irrelevant_to_inter_pod_filters_share_one_pass() -> None
     big = pod(name="big", uid="big", requests={"cpu": "1500m"}, priority=10, labels={"app": "cache"})
     small = pod(name="small", uid="small", requests={"cpu": "100m"}, priority=10, labels={"app": "cache"})
     before = snapshot(c)
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((big, "n1"), (small, "n2")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((big, "n1"), (small, "n2")))
     assert fit.calls == 2  # the cycle's pass and one for both nominated rows
     assert {c.nodes.node(int(x)).name for x in np.flatnonzero(r.feasible)} == {"n0", "n2"}
     # A nominated pod the incoming pod's anti-affinity selects needs its own pass: it blocks its node.
     db = pod(name="db", uid="db", requests={"cpu": "100m"}, priority=10, labels={"app": "db"})
     fit.calls = 0
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((big, "n1"), (small, "n2"), (db, "n0")))
+    r = fw.schedule_pod(
+        incoming, c, explain=True, nominated=_nominator((big, "n1"), (small, "n2"), (db, "n0"))
+    )
     assert fit.calls == 3  # the cycle's pass, one for n1 and n2, one for n0
     assert {c.nodes.node(int(x)).name for x in np.flatnonzero(r.feasible)} == {"n2"}
     failure = r.first_failure(c.nodes.row_of["n0"])
@@ -314,9 +316,9 @@ def test_a_plugin_skipped_in_the_cycle_stays_skipped_in_the_nominated_pass() -> 
     )
     # Were the guard running on n1, InterPodAffinity would reject the incoming pod there.
     c.assume(guard, "n1")
-    assert not fw.run(incoming, c, explain=True).feasible[c.nodes.row_of["n1"]]
+    assert not fw.schedule_pod(incoming, c, explain=True).feasible[c.nodes.row_of["n1"]]
     c.forget("guard")
     before = snapshot(c)
-    r = fw.run(incoming, c, explain=True, nominated=_nominator((guard, "n1")))
+    r = fw.schedule_pod(incoming, c, explain=True, nominated=_nominator((guard, "n1")))
     assert r.feasible[c.nodes.row_of["n1"]] and r.feasible_count == 3
     assert_same(before, snapshot(c))

@@ -23,7 +23,8 @@ from ksched.framework.interface import (
     PreFilterResult,
     Status,
 )
-from ksched.framework.runtime import Framework, num_feasible_nodes_to_find
+from ksched.framework.result import num_feasible_nodes_to_find
+from ksched.framework.runtime import Framework
 from ksched.model.pod import Pod
 from tests.builders import cluster_of, make_node, pod
 
@@ -104,7 +105,7 @@ def test_fit_error_histogram_counts_first_failing_plugin_and_sorts_as_strings() 
     c = cluster(13)
     first = FailNames("A", {f"n{i}": ("Insufficient cpu",) for i in range(10)} | {"n10": ("x", "y")})
     second = FailNames("B", {f"n{i}": ("node(s) had untolerated taint(s)",) for i in range(13)})
-    result = Framework("p", filters=[first, second]).run(pod(), c)
+    result = Framework("p", filters=[first, second]).schedule_pod(pod(), c)
     assert result.selected_node is None
     assert result.message() == (
         "0/13 nodes are available: 1 x, 1 y, 10 Insufficient cpu, 2 node(s) had untolerated taint(s)."
@@ -120,7 +121,7 @@ def test_prefilter_rejection_replaces_the_histogram() -> None:
     pf = PreFilterWith(
         "P", None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",))
     )
-    result = Framework("p", pre_filter=[pf], filters=[FailNames("A", {})]).run(pod(), cluster(3))
+    result = Framework("p", pre_filter=[pf], filters=[FailNames("A", {})]).schedule_pod(pod(), cluster(3))
     assert result.message() == "0/3 nodes are available: pod affinity terms conflict."
     assert result.first_failure(0) == (
         "P",
@@ -131,9 +132,9 @@ def test_prefilter_rejection_replaces_the_histogram() -> None:
 
 def test_prefilter_skip_skips_the_filter() -> None:
     pf = PreFilterWith("A", None, SKIP)
-    result = Framework("p", pre_filter=[pf], filters=[FailNames("A", {"n0": ("no",), "n1": ("no",)})]).run(
-        pod(), cluster(2)
-    )
+    result = Framework(
+        "p", pre_filter=[pf], filters=[FailNames("A", {"n0": ("no",), "n1": ("no",)})]
+    ).schedule_pod(pod(), cluster(2))
     assert result.feasible_count == 2
 
 
@@ -148,7 +149,7 @@ def test_prefilter_skip_skips_the_filter() -> None:
 )
 def test_prefilter_node_sets_that_do_not_intersect(sets: list[set[str]], message: str) -> None:
     pfs = [PreFilterWith(n, PreFilterResult(frozenset(s)), SUCCESS) for n, s in zip("AB", sets, strict=False)]
-    result = Framework("p", pre_filter=pfs).run(pod(), cluster(3))
+    result = Framework("p", pre_filter=pfs).schedule_pod(pod(), cluster(3))
     assert result.message() == f"0/3 nodes are available: {message}."
 
 
@@ -156,18 +157,18 @@ def test_prefilter_node_set_limits_filtering_and_names_the_rest() -> None:
     pf = PreFilterWith("A", PreFilterResult(frozenset({"n1", "n2", "gone"})), SUCCESS)
     result = Framework(
         "p", pre_filter=[pf], filters=[FailNames("B", {"n1": ("busy",), "n2": ("busy",)})]
-    ).run(pod(), cluster(4))
+    ).schedule_pod(pod(), cluster(4))
     assert result.message() == "0/4 nodes are available: 2 busy, 2 node(s) didn't satisfy plugin(s) [A]."
 
 
 def test_a_raising_plugin_is_an_error_not_a_crash() -> None:
-    result = Framework("p", filters=[Boom()]).run(pod(), cluster(2))
+    result = Framework("p", filters=[Boom()]).schedule_pod(pod(), cluster(2))
     assert result.status.code == Code.ERROR
     assert result.message() == 'running "Boom" filter plugin: kaboom'
 
 
 def test_score_out_of_range_is_an_error() -> None:
-    result = Framework("p", scores=[(ScoreBy("S", {"n0": 101}), 1)]).run(pod(), cluster(2))
+    result = Framework("p", scores=[(ScoreBy("S", {"n0": 101}), 1)]).schedule_pod(pod(), cluster(2))
     assert result.status.code == Code.ERROR
     assert (
         result.message()
@@ -179,7 +180,7 @@ def test_weighted_sum_picks_the_best() -> None:
     fw = Framework(
         "p", scores=[(ScoreBy("A", {"n0": 10, "n1": 50}), 2), (ScoreBy("B", {"n0": 100, "n1": 0}), 1)]
     )
-    result = fw.run(pod(), cluster(3), explain=True)
+    result = fw.schedule_pod(pod(), cluster(3), explain=True)
     assert result.selected_node == "n0"  # 2*10 + 100 beats 2*50 + 0
     assert [(s.plugin, s.weight) for s in result.scores] == [("A", 2), ("B", 1)]
 
@@ -189,17 +190,17 @@ def test_ties_are_broken_uniformly_and_reproducibly() -> None:
     fw = Framework(
         "p", scores=[(ScoreBy("A", {"n0": 7, "n1": 7, "n2": 7, "n3": 1}), 1)], rng=np.random.default_rng(5)
     )
-    picks = Counter(fw.run(pod(), c).selected_node for _ in range(3000))
+    picks = Counter(fw.schedule_pod(pod(), c).selected_node for _ in range(3000))
     assert set(picks) == {"n0", "n1", "n2"}
     assert min(picks.values()) > 850
     again = Framework("p", scores=[(ScoreBy("A", 7), 1)], rng=np.random.default_rng(5))
-    first = [again.run(pod(), c).selected_node for _ in range(20)]
+    first = [again.schedule_pod(pod(), c).selected_node for _ in range(20)]
     again.rng = np.random.default_rng(5)
-    assert [again.run(pod(), c).selected_node for _ in range(20)] == first
+    assert [again.schedule_pod(pod(), c).selected_node for _ in range(20)] == first
 
 
 def test_no_nodes() -> None:
-    result = Framework("p").run(pod(), ClusterCache())
+    result = Framework("p").schedule_pod(pod(), ClusterCache())
     assert result.message() == "no nodes available to schedule pods"
 
 
@@ -208,11 +209,11 @@ def test_nominated_node_wins_when_it_fits() -> None:
     p = pod()
     p = Pod(**{**{f: getattr(p, f) for f in p.__dataclass_fields__}, "nominated_node_name": "n2"})
     fw = Framework("p", scores=[(ScoreBy("A", {"n0": 100}), 1)])
-    assert fw.run(p, c).selected_node == "n2"
+    assert fw.schedule_pod(p, c).selected_node == "n2"
 
 
 def test_percentage_of_nodes_to_score_samples_feasible_nodes() -> None:
     c = cluster(300)
     fw = Framework("p", scores=[(ScoreBy("A", 1), 1)], percentage_of_nodes_to_score=10)
-    result = fw.run(pod(), c)
+    result = fw.schedule_pod(pod(), c)
     assert result.feasible_count == 100  # at least minFeasibleNodesToFind

@@ -13,7 +13,7 @@ from ksched.framework import api
 from ksched.framework.loader import PluginRegistry
 from ksched.framework.profile import build_profiles
 from ksched.kube import events as kev
-from ksched.metrics import Metrics
+from ksched.metrics import FrameworkMetrics, Metrics
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.scheduler.inbox import BindDone
@@ -106,7 +106,8 @@ def harness(*plugins: type) -> tuple[Scheduler, RecordingOutbox, FakeClock]:
     config = config_from_dict(doc, known_plugins=registry.names(), implements=registry.implements)
     clock = FakeClock()
     outbox = RecordingOutbox()
-    profiles = build_profiles(config, registry=registry, seed=3)
+    metrics = Metrics()
+    profiles = build_profiles(config, registry=registry, seed=3, recorder=FrameworkMetrics(metrics))
     queue = queue_for(config, profiles, clock=clock)
     sched = Scheduler(
         profiles=profiles,
@@ -115,7 +116,7 @@ def harness(*plugins: type) -> tuple[Scheduler, RecordingOutbox, FakeClock]:
         outbox=outbox,
         clock=clock,
         wall_clock=clock,
-        metrics=Metrics(),
+        metrics=metrics,
     )
     for kind in ("nodes", "pods"):
         sched.inbox.put(kev.Synced(kind))

@@ -201,13 +201,13 @@ def test_stop_request_ends_the_loop(harness: Any) -> None:
 
 def _metered() -> tuple[Scheduler, RecordingOutbox, Any]:
     """A synced scheduler with a metrics registry; returns it, its outbox and the metrics."""
-    from ksched.metrics import Metrics
+    from ksched.metrics import FrameworkMetrics, Metrics
 
     clock = FakeClock()
     outbox = RecordingOutbox()
     config = default_config()
-    profiles = build_profiles(config, seed=3)
     metrics = Metrics()
+    profiles = build_profiles(config, seed=3, recorder=FrameworkMetrics(metrics))
     sched = Scheduler(
         profiles=profiles,
         cache=ClusterCache(),
@@ -234,11 +234,13 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
         sched.inbox.put(kev.Upserted("pods", pending(f"p{i}", cpu="100m")))
     sched.run(until=lambda s: len(outbox.binds) == 20)
     text = generate_latest(metrics.registry).decode()
-    for point in ("PreFilter", "Filter", "PreScore", "Score"):
+    # Every cycle reports its extension points; Filter runs per node upstream and has no such series.
+    for point in ("PreFilter", "PreScore", "Score"):
         assert (
             f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="{point}",'
-            f'profile="default-scheduler",status="Success"}} 2.0'
+            f'profile="default-scheduler",status="Success"}} 20.0'
         ) in text
+    assert 'extension_point="Filter",profile=' not in text
     assert 'scheduler_cache_size{type="nodes"} 2.0' in text
     # The built-in plugins, on the same two sampled cycles (upstream's plugin_execution_duration)
     for plugin, point, status in (
@@ -248,7 +250,7 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
         ("TaintToleration", "Filter", "Success"),
         ("PodTopologySpread", "PreScore", "Skip"),
         ("NodeResourcesFit", "Score", "Success"),
-        ("TaintToleration", "NormalizeScore", "Success"),
+        ("TaintToleration", "ScoreExtensionNormalize", "Success"),
     ):
         prefix = (
             f'scheduler_plugin_execution_duration_seconds_count{{extension_point="{point}",plugin="{plugin}"'
@@ -284,7 +286,9 @@ def test_a_sampled_failing_cycle_times_the_postfilter_plugin() -> None:
 
     sched, _, metrics = _metered()
     sched.inbox.put(node("n1", cpu="1"))
-    sched._cycles = 9  # the next cycle is the tenth: sampled
+    for i in range(9):  # nine cycles first: the tenth is sampled
+        sched.inbox.put(kev.Upserted("pods", pending(f"small-{i}", cpu="10m")))
+    drain(sched)
     sched.inbox.put(kev.Upserted("pods", pending("big", cpu="4")))
     drain(sched)
     text = generate_latest(metrics.registry).decode()

@@ -25,7 +25,7 @@ from ksched.framework.interface import Code, PostFilterResult, Status
 from ksched.framework.profile import build_profiles
 from ksched.framework.registry import Registry
 from ksched.kube import events as kev
-from ksched.metrics import Metrics
+from ksched.metrics import FrameworkMetrics, Metrics
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.scheduler.inbox import BindDone
@@ -106,10 +106,13 @@ def h() -> Harness:
     outbox = RecordingOutbox()
     plugin = ScriptedPreemption()
     config = default_config()
-    profiles = build_profiles(
-        config, seed=3, registry=Registry(extra={"DefaultPreemption": lambda a, h: plugin})
-    )
     metrics = Metrics()
+    profiles = build_profiles(
+        config,
+        seed=3,
+        registry=Registry(extra={"DefaultPreemption": lambda a, h: plugin}),
+        recorder=FrameworkMetrics(metrics),
+    )
     queue = queue_for(config, profiles, clock=clock)
     sched = Scheduler(
         profiles=profiles,

@@ -18,7 +18,7 @@ from ksched.framework.registry import Handle
 
 
 def new(args: Any, handle: Handle) -> DefaultPreemption:
-    return DefaultPreemption(args if isinstance(args, DefaultPreemptionArgs) else None)
+    return DefaultPreemption(args if isinstance(args, DefaultPreemptionArgs) else None, handle)
 
 
 __all__ = [

@@ -4,7 +4,7 @@ For each node: take out every lower-priority pod; if the preemptor still does no
 not a candidate. Otherwise put the pods back one at a time, PDB-violating ones first, each group
 most important first, keeping each back if the preemptor still fits and making it a victim if not.
 "Fits" is always the profile's own filters (with nominated pods), run by
-:meth:`~ksched.framework.runtime.Framework.filter_pass`, so ports, affinity and every other filter
+:meth:`~ksched.framework.handle.Handle.dry_run_filters`, so ports, affinity and every other filter
 count, not just resources.
 
 The pods a dry run may move are a :class:`Residents` table (entries plus row and request arrays);
@@ -18,7 +18,7 @@ back exactly:
   then one filter pass answers step *j* of the reprieve loop for every node at once, because a
   change on one row cannot move another row's verdict. It is also exact for a node whose
   potential victims no non-row-local filter that ran would count (inter-pod affinity and
-  topology spread say which pods they read: ``Framework.batch_guard``): leaving those pods in
+  topology spread say which pods they read: ``Handle.batch_guard``): leaving those pods in
   the label sets and the affinity index changes nothing those filters see.
 - :class:`CacheProbe` removes and re-adds pods through the cache's own pod bookkeeping, so
   label-set counts and the affinity index see the change too (inter-pod affinity, topology
@@ -45,7 +45,7 @@ from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
 
 if TYPE_CHECKING:
-    from ksched.framework.runtime import Framework
+    from ksched.framework.handle import Handle
 
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
 NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
@@ -144,14 +144,14 @@ class Probe(Protocol):
 
 class _Checker:
     def __init__(
-        self, fw: Framework, pod: Pod, cluster: ClusterCache, nominated: NominatedPods | None, res: Residents
+        self, handle: Handle, pod: Pod, cluster: ClusterCache, nominated: NominatedPods | None, res: Residents
     ) -> None:
-        self.fw, self.pod, self.cluster, self.nominated, self.res = fw, pod, cluster, nominated, res
+        self.handle, self.pod, self.cluster, self.nominated, self.res = handle, pod, cluster, nominated, res
         self._last: CycleResult | None = None
 
     def passes(self, rows: np.ndarray) -> np.ndarray:
-        # What filter_pass runs, without its batching verdict (asked once, before the dry run).
-        result = self.fw.run(self.pod, self.cluster, nominated=self.nominated, filter_only=True)
+        # What dry_run_filters runs, without its batching verdict (asked once, before the dry run).
+        result = self.handle.run_filter_plugins_with_nominated_pods(self.pod, self.cluster, self.nominated)
         self._last = result
         if result.status.code == Code.ERROR or result.feasible is None:
             return np.zeros(rows.shape[0], dtype=np.bool_)
@@ -175,13 +175,13 @@ class ArrayProbe(_Checker):
 
     def __init__(
         self,
-        fw: Framework,
+        handle: Handle,
         pod: Pod,
         cluster: ClusterCache,
         nominated: NominatedPods | None,
         res: Residents,
     ) -> None:
-        super().__init__(fw, pod, cluster, nominated, res)
+        super().__init__(handle, pod, cluster, nominated, res)
         self.ported: np.ndarray | None
         if res.accounting is not None:
             # The columns some pod asks a non-zero amount of: adding the others' zeros is a no-op.
@@ -201,18 +201,18 @@ class ArrayProbe(_Checker):
             ports = [p.host_ports for p in pods]
             self.any_ports = any(ports)
             self.ported = np.array([bool(hp) for hp in ports], dtype=np.bool_) if self.any_ports else None
-        self._guard = fw.batch_guard(pod, cluster)
+        self._guard = handle.batch_guard(pod, cluster)
 
     @property
     def guard(self) -> Callable[[Pod], bool] | None:
-        """``Framework.batch_guard`` for this pod: which pods :meth:`clean` refuses (None: none)."""
+        """``Handle.batch_guard`` for this pod: which pods :meth:`clean` refuses (None: none)."""
         return self._guard
 
     def clean(self, work: NodeWork) -> bool:
         """Whether the node's potential victims can all be moved in the row accounting only.
 
         True when every filter that ran is row-local, or when no non-row-local one finds any of
-        them relevant (``Framework.batch_guard``): those filters read label sets and the affinity
+        them relevant (``Handle.batch_guard``): those filters read label sets and the affinity
         index, which this probe leaves alone, and would not count these pods anyway.
         """
         guard = self._guard
@@ -223,7 +223,7 @@ class ArrayProbe(_Checker):
 
     def node_by_node(self) -> CacheProbe:
         """A probe over the same residents that changes the cache itself, for the nodes not clean."""
-        return CacheProbe(self.fw, self.pod, self.cluster, self.nominated, self.res)
+        return CacheProbe(self.handle, self.pod, self.cluster, self.nominated, self.res)
 
     def _apply(self, idx: np.ndarray, sign: int) -> None:
         nodes = self.cluster.nodes

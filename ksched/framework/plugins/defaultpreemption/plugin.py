@@ -40,13 +40,13 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache, PodEntry
 from ksched.config.types import DefaultPreemptionArgs
 from ksched.framework import names
+from ksched.framework.handle import Handle
 from ksched.framework.interface import (
     SUCCESS,
     Code,
@@ -70,9 +70,6 @@ from ksched.framework.plugins.defaultpreemption.pdb import Budget, BudgetIndex, 
 from ksched.framework.plugins.defaultpreemption.pick import Candidate, importance_key, pick_one
 from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
-
-if TYPE_CHECKING:
-    from ksched.framework.runtime import Framework
 
 log = logging.getLogger(__name__)
 
@@ -153,10 +150,11 @@ class DefaultPreemption:
 
     name = NAME
 
-    def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
+    def __init__(self, args: DefaultPreemptionArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args if args is not None else DefaultPreemptionArgs()
-        self.framework: Framework | None = None
-        self.rng: np.random.Generator = np.random.default_rng()
+        self.handle = handle if handle is not None else Handle(NAME)
+        """Dry runs re-run the profile's filters through it; draws use its generator."""
+        self.rng: np.random.Generator = self.handle.rng
         self.offset_for: Callable[[int], int] | None = None
         """Test hook (upstream tests replace ``getOffsetRand``): the dry run's start offset for a
         number of potential nodes; default a uniform draw from the profile's generator."""
@@ -164,12 +162,6 @@ class DefaultPreemption:
         self._budgets = BudgetParser()
         self._listings = ListingMemo()
         """The potential victims' numbers per node row, kept across calls (:mod:`.memo`)."""
-
-    # ------------------------------------------------------------------ wiring
-    def attach_framework(self, fw: Framework) -> None:
-        """Called by the profile's Framework: dry runs re-run its filters, draws use its generator."""
-        self.framework = fw
-        self.rng = fw.rng
 
     # ------------------------------------------------------------------ PreEnqueue
     def mark_preempting(self, uid: str) -> None:
@@ -196,12 +188,6 @@ class DefaultPreemption:
         result: CycleResult,
         nominated: NominatedPods | None,
     ) -> PostFilterResult:
-        fw = self.framework
-        if fw is None:
-            return PostFilterResult(
-                status=Status(Code.ERROR, ("DefaultPreemption is not attached to a framework",)),
-                keep_nomination=True,
-            )
         reason = self.ineligible_reason(pod, cluster, result)
         if reason:
             return PostFilterResult(status=Status(Code.UNSCHEDULABLE, (reason,)), keep_nomination=True)
@@ -221,8 +207,6 @@ class DefaultPreemption:
     ) -> tuple[list[Candidate], list[Status], list[str]]:
         """Upstream ``findCandidates`` + ``DryRunPreemption``: candidates (non-violating first),
         the dry-run statuses of the potential nodes that are not candidates, and dry-run errors."""
-        fw = self.framework
-        assert fw is not None, "DefaultPreemption is not attached to a framework"
         potential = potential_rows(result)
         if potential.size == 0:
             return [], [], []
@@ -231,7 +215,7 @@ class DefaultPreemption:
         want = num_candidates(count, self.args)
         offset = self.offset_for(count) if self.offset_for is not None else int(self.rng.integers(count))
         order = np.roll(potential, -offset)
-        return self._dry_run(fw, pod, cluster, nominated, order, want, budgets)
+        return self._dry_run(pod, cluster, nominated, order, want, budgets)
 
     def ineligible_reason(self, pod: Pod, cluster: ClusterCache, result: CycleResult) -> str:
         """Upstream ``PodEligibleToPreemptOthers``: "" when the pod may preempt, else why not."""
@@ -283,7 +267,6 @@ class DefaultPreemption:
 
     def _dry_run(
         self,
-        fw: Framework,
         pod: Pod,
         cluster: ClusterCache,
         nominated: NominatedPods | None,
@@ -292,7 +275,7 @@ class DefaultPreemption:
         budgets: Sequence[Budget],
     ) -> tuple[list[Candidate], list[Status], list[str]]:
         """Candidates (non-violating first), the statuses of nodes tried without success, errors."""
-        _res, local = fw.filter_pass(pod, cluster, nominated)
+        _res, local = self.handle.dry_run_filters(pod, cluster, nominated)
         chunk = max(want, _MIN_CHUNK) if local else 1
         good: list[Candidate] = []
         violating: list[Candidate] = []
@@ -307,9 +290,9 @@ class DefaultPreemption:
             # is not changed, and the node-by-node probe changes it between chunks.
             index = BudgetIndex(budgets) if budgets else None
             if local:
-                out = self._chunk_batched(fw, pod, cluster, nominated, rows, index)
+                out = self._chunk_batched(pod, cluster, nominated, rows, index)
             else:
-                out = self._chunk_by_node(fw, pod, cluster, nominated, rows, index, local=False)
+                out = self._chunk_by_node(pod, cluster, nominated, rows, index, local=False)
             if _take(out, want, good, violating, statuses, errors):
                 return good + violating, statuses, errors
             if local:
@@ -318,7 +301,6 @@ class DefaultPreemption:
 
     def _chunk_batched(
         self,
-        fw: Framework,
         pod: Pod,
         cluster: ClusterCache,
         nominated: NominatedPods | None,
@@ -329,7 +311,7 @@ class DefaultPreemption:
         chunk = batch.gather(pod, cluster, rows, index, self._listings)
         res = chunk.residents()
         if chunk.entries:
-            probe = ArrayProbe(fw, pod, cluster, nominated, res)
+            probe = ArrayProbe(self.handle, pod, cluster, nominated, res)
             sel = batch.select(probe, chunk, res)
         else:
             none = np.zeros(0, dtype=np.intp)
@@ -340,7 +322,6 @@ class DefaultPreemption:
 
     def _chunk_by_node(
         self,
-        fw: Framework,
         pod: Pod,
         cluster: ClusterCache,
         nominated: NominatedPods | None,
@@ -351,16 +332,16 @@ class DefaultPreemption:
     ) -> ChunkOutcome:
         """The dry run with per-node lists (:meth:`_works`): node by node through the cache
         (upstream's loop) for filters that are not row-local. With ``local`` (the batch verdict of
-        ``Framework.filter_pass``) it runs :func:`.dryrun.select_victims` with an array probe:
+        ``Handle.dry_run_filters``) it runs :func:`.dryrun.select_victims` with an array probe:
         the reference :meth:`_chunk_batched` is tested against."""
         works, table = self._works(pod, cluster, rows, index)
         todo = [w for w in works if w.status is None]
         if todo:
             probe: Probe
             if local:
-                probe = ArrayProbe(fw, pod, cluster, nominated, table)
+                probe = ArrayProbe(self.handle, pod, cluster, nominated, table)
             else:
-                probe = CacheProbe(fw, pod, cluster, nominated, table)
+                probe = CacheProbe(self.handle, pod, cluster, nominated, table)
             select_victims(probe, todo, len(table))
         entries = table.entries
         out = ChunkOutcome([w.node for w in works], [w.status for w in works], [], [])

@@ -168,7 +168,7 @@ def framework_statuses(
 ) -> Any:
     """The same through :class:`Framework` (PreFilter rejection, or each node's first failure)."""
     fw = Framework("default-scheduler", pre_filter=[plugin], filters=[plugin], rng=np.random.default_rng(0))
-    result = fw.run(incoming, cache, explain=True)
+    result = fw.schedule_pod(incoming, cache, explain=True)
     if result.prefilter_rejection is not None:
         s = result.prefilter_rejection
         return (s.code, s.reasons), None

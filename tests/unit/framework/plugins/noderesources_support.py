@@ -105,7 +105,7 @@ def run_cases(
     names = [n["metadata"]["name"] for n in nodes]
     if run_pre_score:
         fw = Framework("p", pre_score=[fit], scores=[(fit, 1)], rng=np.random.default_rng(0))
-        result = fw.run(incoming, cluster, explain=True)
+        result = fw.schedule_pod(incoming, cluster, explain=True)
         assert result.status.ok, result.status
         assert bool(np.all(result.feasible))
         assert [s.plugin for s in result.scores] == ["NodeResourcesFit"]

@@ -142,7 +142,8 @@ def fit_framework(
 ) -> tuple[Framework, DefaultPreemption]:
     """A profile with NodeResourcesFit (PreFilter + Filter, like upstream's tables), the given extra
     filters and DefaultPreemption; ``offsets`` replaces upstream's seeded ``getOffsetRand``."""
-    plugin = DefaultPreemption(args)
+    handle = Handle("default-scheduler", rng=np.random.default_rng(0))
+    plugin = DefaultPreemption(args, handle)
     filters: list[Any] = list(extra_filters)
     pres: list[Any] = list(pre_filter)
     if fit:
@@ -154,7 +155,7 @@ def fit_framework(
         pre_filter=pres,
         filters=filters,
         post_filter=[plugin],
-        rng=np.random.default_rng(0),
+        handle=handle,
     )
     if offsets is not None:
         it = iter(offsets)

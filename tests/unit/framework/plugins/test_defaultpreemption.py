@@ -12,6 +12,7 @@ import pytest
 
 from ksched.cache.cluster import ClusterCache
 from ksched.config import default_config
+from ksched.errors import HandleNotReady
 from ksched.framework.interface import Code, CycleState, FilterResult
 from ksched.framework.messages import fit_error_message
 from ksched.framework.plugins.defaultpreemption import DefaultPreemption
@@ -37,7 +38,7 @@ from tests.unit.framework.test_nominated_filter import assert_same, snapshot
 def default_fw() -> tuple[Framework, DefaultPreemption]:
     fw = build_profiles(default_config(), seed=0)["default-scheduler"]
     plugin = fw.plugins["DefaultPreemption"]
-    assert isinstance(plugin, DefaultPreemption) and plugin.framework is fw
+    assert isinstance(plugin, DefaultPreemption) and plugin.handle is fw.handle
     return fw, plugin
 
 
@@ -53,7 +54,7 @@ def test_reference_example_message_end_to_end() -> None:
     cache = cluster(nodes, pods)
     fw, _ = default_fw()
     p = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "500m"}))
-    result = fw.run(p, cache)
+    result = fw.schedule_pod(p, cache)
     assert result.selected_node is None
     pf = fw.run_post_filter(p, cache, result)
     assert pf is not None and pf.status.code == Code.UNSCHEDULABLE and pf.nominated_node == ""
@@ -101,7 +102,7 @@ def test_post_filter_leaves_the_cache_bit_for_bit_unchanged(ports: bool) -> None
     else:
         p = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "3900m"}))
     before = snapshot(cache)
-    result = fw.run(p, cache)
+    result = fw.schedule_pod(p, cache)
     assert result.selected_node is None
     pf = fw.run_post_filter(p, cache, result)
     assert pf is not None and pf.status.code == Code.SUCCESS and pf.victims
@@ -124,7 +125,7 @@ def test_host_port_holder_is_a_victim_even_when_resources_suffice() -> None:
             "p", priority=HIGH, containers=[container(requests={"cpu": "100m"}, host_ports=[("TCP", "", 80)])]
         )
     )
-    result = fw.run(p, cache)
+    result = fw.schedule_pod(p, cache)
     pf = fw.run_post_filter(p, cache, result)
     assert pf is not None and pf.nominated_node == "n0"
     assert [v.name for v in pf.victims] == ["holder"]
@@ -142,15 +143,15 @@ def test_invalid_pdb_selector_is_logged_and_ignored(caplog: pytest.LogCaptureFix
     fw, _ = default_fw()
     p = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "1"}))
     with caplog.at_level(logging.WARNING):
-        pf = fw.run_post_filter(p, cache, fw.run(p, cache))
-        again = fw.run_post_filter(p, cache, fw.run(p, cache))
+        pf = fw.run_post_filter(p, cache, fw.schedule_pod(p, cache))
+        again = fw.run_post_filter(p, cache, fw.schedule_pod(p, cache))
     assert pf is not None and pf.nominated_node == "n0" and again is not None
     warnings = [r for r in caplog.records if "default/bad" in r.getMessage()]
     assert len(warnings) == 1  # once per record, not once per cycle
     # nil and empty selectors match nothing in preemption (upstream), so the victim violates no budget.
     plugin = fw.plugins["DefaultPreemption"]
     assert isinstance(plugin, DefaultPreemption)
-    cands, _, _ = plugin.find_candidates(p, cache, fw.run(p, cache))
+    cands, _, _ = plugin.find_candidates(p, cache, fw.schedule_pod(p, cache))
     assert [c.num_pdb_violations for c in cands] == [0]
 
 
@@ -164,11 +165,11 @@ def test_negative_priorities() -> None:
     cache = cluster(nodes, pods)
     fw, _ = default_fw()
     p = pod_from_dict(vpod("p", priority=-1, req={"cpu": "1"}))
-    pf = fw.run_post_filter(p, cache, fw.run(p, cache))
+    pf = fw.run_post_filter(p, cache, fw.schedule_pod(p, cache))
     # n1: one victim at -3; n0: two at -5 (lower highest priority wins: criterion 2).
     assert pf is not None and pf.nominated_node == "n0" and sorted(v.name for v in pf.victims) == ["a1", "a2"]
     lowest = pod_from_dict(vpod("q", priority=-(2**31), req={"cpu": "1"}))
-    pf = fw.run_post_filter(lowest, cache, fw.run(lowest, cache))
+    pf = fw.run_post_filter(lowest, cache, fw.schedule_pod(lowest, cache))
     assert pf is not None and pf.nominated_node == "" and "No preemption victims found" in pf.status.message
 
 
@@ -191,14 +192,14 @@ def test_never_policy_and_terminating_victims_keep_the_nomination() -> None:
     )
     fw, _ = default_fw()
     never = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "1"}, policy="Never"))
-    pf = fw.run_post_filter(never, cache, fw.run(never, cache))
+    pf = fw.run_post_filter(never, cache, fw.schedule_pod(never, cache))
     assert (
         pf is not None
         and pf.keep_nomination
         and pf.status.message == "not eligible due to preemptionPolicy=Never."
     )
     waiting = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "1"}, nominated="n0"))
-    pf = fw.run_post_filter(waiting, cache, fw.run(waiting, cache))
+    pf = fw.run_post_filter(waiting, cache, fw.schedule_pod(waiting, cache))
     assert pf is not None and pf.keep_nomination
     assert pf.status.message == "not eligible due to a terminating pod on the nominated node."
 
@@ -221,18 +222,18 @@ def test_filter_errors_during_the_dry_run_restore_the_cache() -> None:
     fw, _ = fit_framework([Raising()])
     p = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "1"}))
     before = snapshot(cache)
-    pf = fw.run_post_filter(p, cache, fw.run(p, cache))
+    pf = fw.run_post_filter(p, cache, fw.schedule_pod(p, cache))
     assert pf is not None and pf.status.code == Code.ERROR and pf.keep_nomination
     assert_same(before, snapshot(cache))
 
 
-def test_unattached_plugin_reports_an_error() -> None:
+def test_a_plugin_whose_handle_has_no_framework_says_so() -> None:
     plugin = DefaultPreemption()
-    cache = cluster([make_node("n0", cpu="1")], [])
-    p = pod_from_dict(vpod("p", priority=HIGH))
+    cache = cluster([make_node("n0", cpu="1")], [vpod("r", "n0", priority=LOW, req={"cpu": "1"})])
+    p = pod_from_dict(vpod("p", priority=HIGH, req={"cpu": "1"}))
     fw, _ = fit_framework()
-    pf = plugin.post_filter(CycleState(), p, cache, fw.run(p, cache), None)
-    assert pf.status.code == Code.ERROR
+    with pytest.raises(HandleNotReady, match="framework is not built yet"):
+        plugin.post_filter(CycleState(), p, cache, fw.schedule_pod(p, cache), None)
 
 
 class NotLocal:
@@ -252,7 +253,7 @@ def test_batched_dry_run_equals_node_by_node(seed: int) -> None:
     p = pod_from_dict(vpod("p", priority=prio, req={"cpu": f"{rnd.choice([1, 2, 3, 4])}", "memory": "1Gi"}))
     fast, fast_plugin = fit_framework(offsets=[seed % 8])
     slow, slow_plugin = fit_framework([NotLocal()], offsets=[seed % 8])
-    r1, r2 = fast.run(p, cache), slow.run(p, cache)
+    r1, r2 = fast.schedule_pod(p, cache), slow.schedule_pod(p, cache)
     before = snapshot(cache)
     got_fast = fast_plugin.find_candidates(p, cache, r1)
     got_slow = slow_plugin.find_candidates(p, cache, r2)

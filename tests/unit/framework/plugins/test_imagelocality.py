@@ -150,5 +150,5 @@ def test_framework_run() -> None:
     plugin = new(None, None)  # type: ignore[arg-type]
     fw = Framework("default-scheduler", scores=[(plugin, 1)])
     cluster = cluster_of([make_node("cold"), make_node("warm", images=NODE_600_40_900), make_node("none")])
-    result = fw.run(pod(containers=[container(image="gcr.io/900")]), cluster)
+    result = fw.schedule_pod(pod(containers=[container(image="gcr.io/900")]), cluster)
     assert result.selected_node == "warm"

@@ -92,7 +92,7 @@ def test_bad_input_is_a_clear_rejection(aff: dict[str, Any], field_and_problem: 
     cache = build([xnode(n, labels, roomy=True) for n, labels in ZONES])
     plugin = plugin_of()
     fw = Framework("p", pre_filter=[plugin], filters=[plugin], pre_score=[plugin], scores=[(plugin, 1)])
-    result = fw.run(incoming, cache)
+    result = fw.schedule_pod(incoming, cache)
     assert result.selected_node is None
     assert result.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert result.status.plugin == NAME
@@ -117,7 +117,7 @@ def test_existing_pod_with_broken_terms_is_ignored_not_fatal() -> None:
     index = cache.affinity_terms
     assert [len(index.terms(k)) for k in range(4)] == [0, 0, 1, 0]  # the good category stays
     fw = build_profiles(default_config(), seed=0)["default-scheduler"]
-    result = fw.run(pod_from_dict(xpod(labels={"app": "x"})), cache)
+    result = fw.schedule_pod(pod_from_dict(xpod(labels={"app": "x"})), cache)
     assert result.status.ok and result.selected_node == "n1"  # its preferred term still scores
 
 
@@ -159,7 +159,7 @@ def test_incoming_terms_are_parsed_once_per_pod_record(monkeypatch: pytest.Monke
     plugin = plugin_of()
     fw = Framework("p", pre_filter=[plugin], filters=[plugin], pre_score=[plugin], scores=[(plugin, 1)])
     for _ in range(3):
-        assert fw.run(incoming, cache).selected_node == "n1"
+        assert fw.schedule_pod(incoming, cache).selected_node == "n1"
     assert len(calls) == 1
 
 
@@ -186,7 +186,7 @@ def test_default_profile_spreads_a_group_with_anti_affinity() -> None:
     placed = []
     for i in range(5):
         p = pod_from_dict(xpod(name=f"web-{i}", labels={"app": "web"}, aff=anti))
-        result = fw.run(p, cache)
+        result = fw.schedule_pod(p, cache)
         if result.selected_node is None:
             assert i == 4
             assert result.message() == (

@@ -410,7 +410,7 @@ def _check(
     # Through a Framework with the plugin as its only PreScore / Score plugin.
     plugin = plugin_of(hard, ignore)
     fw = Framework("p", pre_score=[plugin], scores=[(plugin, 1)], rng=np.random.default_rng(0))
-    result = fw.run(incoming, cache, explain=True)
+    result = fw.schedule_pod(incoming, cache, explain=True)
     assert result.status.ok, result.status
     by_plugin = {ps.plugin: ps.scores for ps in result.scores}
     if want == SKIP:

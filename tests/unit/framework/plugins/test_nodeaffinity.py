@@ -809,17 +809,17 @@ def test_framework_run() -> None:
         term((expr("zone", "In", "z1"),)),
         preferred=[(10, term((expr("disk", "In", "ssd"),)))],
     )
-    assert fw.run(pod(affinity={"nodeAffinity": aff}), cluster).selected_node == "b"
+    assert fw.schedule_pod(pod(affinity={"nodeAffinity": aff}), cluster).selected_node == "b"
 
     pinned = pod(affinity=required(term(fields=(name_field("In", "c"),))))
-    assert fw.run(pinned, cluster).selected_node == "c"
+    assert fw.schedule_pod(pinned, cluster).selected_node == "c"
 
     conflict = pod(affinity=required(term(fields=(name_field("In", "a"), name_field("In", "b")))))
-    failed = fw.run(conflict, cluster)
+    failed = fw.schedule_pod(conflict, cluster)
     assert failed.selected_node is None
     assert failed.message() == "0/3 nodes are available: pod affinity terms conflict."
 
     nowhere = pod(node_selector={"zone": "z9"})
-    assert fw.run(nowhere, cluster).message() == (
+    assert fw.schedule_pod(nowhere, cluster).message() == (
         "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
     )

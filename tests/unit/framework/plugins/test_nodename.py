@@ -33,6 +33,6 @@ def test_framework_run() -> None:
     plugin = new(None, None)  # type: ignore[arg-type]
     fw = Framework("default-scheduler", filters=[plugin])
     cluster = cluster_of([make_node("a"), make_node("b"), make_node("c")])
-    assert fw.run(pod(node_name="b"), cluster).selected_node == "b"
-    failed = fw.run(pod(node_name="gone"), cluster)
+    assert fw.schedule_pod(pod(node_name="b"), cluster).selected_node == "b"
+    failed = fw.schedule_pod(pod(node_name="gone"), cluster)
     assert failed.message() == "0/3 nodes are available: 3 node(s) didn't match the requested node name."

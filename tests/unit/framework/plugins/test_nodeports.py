@@ -186,9 +186,9 @@ def test_framework_run() -> None:
     busy = make_pod("web-1", node_name="a", containers=[container(host_ports=ports("TCP/0.0.0.0/8080"))])
     cluster = cluster_of([make_node("a"), make_node("b")], [busy])
     wants = pod(containers=[container(host_ports=ports("TCP/0.0.0.0/8080"))])
-    assert fw.run(wants, cluster).selected_node == "b"
+    assert fw.schedule_pod(wants, cluster).selected_node == "b"
     cluster.remove_node("b")
-    failed = fw.run(wants, cluster)
+    failed = fw.schedule_pod(wants, cluster)
     assert failed.selected_node is None
     assert (
         failed.message()

@@ -202,7 +202,7 @@ def test_framework_run_selects_with_both_plugins(path: str) -> None:
         rng=np.random.default_rng(7),
     )
     pod = pod_from_dict(make_pod("p", requests={"cpu": "1", "memory": "2Gi"}))
-    result = fw.run(pod, cluster, explain=True)
+    result = fw.schedule_pod(pod, cluster, explain=True)
     assert result.status.ok
     assert result.selected_node == "big"
     assert result.first_failure(2) == ("NodeResourcesFit", ["Too many pods"], Code.UNSCHEDULABLE)

@@ -189,7 +189,7 @@ def test_node_resources_balanced_allocation(
     want_code = want if isinstance(want, Code) else Code.SUCCESS
     assert bal.pre_score(CycleState(), incoming, cluster, feasible).code == want_code
     fw = Framework("p", pre_score=[bal], scores=[(bal, 1)], rng=np.random.default_rng(0))
-    result = fw.run(incoming, cluster, explain=True)
+    result = fw.schedule_pod(incoming, cluster, explain=True)
     assert result.status.ok, result.status
     assert bool(np.all(result.feasible))
     if want_code == Code.SKIP:

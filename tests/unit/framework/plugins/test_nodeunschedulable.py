@@ -52,6 +52,8 @@ def test_framework_run() -> None:
     plugin = new(None, None)  # type: ignore[arg-type]
     fw = Framework("default-scheduler", filters=[plugin])
     cluster = cluster_of([make_node("cordoned", unschedulable=True), make_node("open")])
-    assert fw.run(pod(), cluster).selected_node == "open"
+    assert fw.schedule_pod(pod(), cluster).selected_node == "open"
     cluster.remove_node("open")
-    assert fw.run(pod(), cluster).message() == "0/1 nodes are available: 1 node(s) were unschedulable."
+    assert (
+        fw.schedule_pod(pod(), cluster).message() == "0/1 nodes are available: 1 node(s) were unschedulable."
+    )

@@ -398,7 +398,7 @@ def test_bad_constraint_is_an_error_naming_pod_and_field(
     assert pl.pre_score(CycleState(), p, cluster, feasible).code == Code.ERROR
 
     fw = Framework("default-scheduler", pre_filter=[pl], filters=[pl], pre_score=[pl], scores=[(pl, 2)])
-    result = fw.run(p, cluster)
+    result = fw.schedule_pod(p, cluster)
     assert result.selected_node is None
     assert result.status.code == Code.ERROR and field in result.status.message
 

@@ -219,12 +219,12 @@ def test_framework_run() -> None:
             make_node("clean"),
         ]
     )
-    result = fw.run(pod(), cluster, explain=True)
+    result = fw.schedule_pod(pod(), cluster, explain=True)
     assert result.selected_node == "clean"
     tolerant = pod(tolerations=[tol("dedicated", "gpu", "NoSchedule")])
-    assert fw.run(tolerant, cluster).selected_node in {"hard", "clean"}
+    assert fw.schedule_pod(tolerant, cluster).selected_node in {"hard", "clean"}
 
     only_hard = cluster_of([make_node("hard", taints=[taint("dedicated", "gpu", "NoExecute")])])
-    failed = fw.run(pod(), only_hard)
+    failed = fw.schedule_pod(pod(), only_hard)
     assert failed.selected_node is None
     assert failed.message() == "0/1 nodes are available: 1 node(s) had untolerated taint(s)."

@@ -1,0 +1,382 @@
+"""One profile's framework: its plugins per extension point, and :meth:`Framework.schedule_pod`.
+
+``schedule_pod`` reads like upstream's ``schedulePod``: PreFilter and Filter find the feasible
+nodes (``findNodesThatFitPod``, with the nominated-pods rule), PreScore and Score rank them
+(``prioritizeNodes``), and :mod:`.select` picks one (``selectHost``). Each step is a runner in its
+own module; this class holds the profile's constants and composes them. The cycle reads the
+cache's live arrays: the scheduling thread is the only writer, so nothing changes under it.
+
+The binding cycle's points (Reserve, Unreserve, Permit, PreBind, PostBind) have runners here too;
+:mod:`ksched.scheduler.binding_cycle` decides when each runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+
+import numpy as np
+
+from ksched.cache.cluster import ClusterCache
+from ksched.framework import names
+from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
+from ksched.framework.handle import Handle
+from ksched.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    FilterPlugin,
+    NominatedPods,
+    NormalizeScorePlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    Status,
+)
+from ksched.framework.nominated_pass import NominatedPass
+from ksched.framework.plans import Gates, Plan
+from ksched.framework.relevance import never, relevance
+from ksched.framework.result import CycleResult, num_feasible_nodes_to_find
+from ksched.framework.runtime import binding
+from ksched.framework.runtime.filtering import Fit, run_filters, with_nominated_pods
+from ksched.framework.runtime.postfilter import run_post_filter
+from ksched.framework.runtime.prefilter import run_pre_filter
+from ksched.framework.runtime.scoring import run_pre_score, run_score
+from ksched.framework.runtime.select import select_row
+from ksched.framework.runtime.timing import CycleTimer, FrameworkRecorder
+from ksched.framework.waiting import WaitingPods
+from ksched.model.pod import Pod
+
+ROW_LOCAL_FILTERS = frozenset(
+    {
+        names.NODE_UNSCHEDULABLE,
+        names.NODE_NAME,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+        names.NODE_PORTS,
+        names.NODE_RESOURCES_FIT,
+    }
+)
+"""In-tree filters whose verdict on a node reads only that node's row (its own data and the pods
+on it). Out-of-tree plugins can say so with a ``row_local = True`` attribute."""
+
+NO_NODES = "no nodes available to schedule pods"
+
+_UNTIMED = CycleTimer(None, "")
+"""The timer of filter-only passes (dry runs, the nominated-pods pass): upstream reports their
+filters as part of the cycle that asked for them, not as PreFilter runs of their own."""
+
+
+class Framework:
+    """One profile's plugins, in order, with score weights; runs cycles against a cache."""
+
+    def __init__(
+        self,
+        profile: str,
+        *,
+        pre_filter: Sequence[PreFilterPlugin] = (),
+        filters: Sequence[FilterPlugin] = (),
+        pre_score: Sequence[PreScorePlugin] = (),
+        scores: Sequence[tuple[ScorePlugin, int]] = (),
+        post_filter: Sequence[PostFilterPlugin] = (),
+        reserve: Sequence[ReservePlugin] = (),
+        permit: Sequence[PermitPlugin] = (),
+        pre_bind: Sequence[PreBindPlugin] = (),
+        post_bind: Sequence[PostBindPlugin] = (),
+        plugins: Sequence[object] = (),
+        percentage_of_nodes_to_score: int | None = None,
+        handle: Handle | None = None,
+        rng: np.random.Generator | None = None,
+        recorder: FrameworkRecorder | None = None,
+    ) -> None:
+        """``handle``: the one the plugins were built with (a new one when None, with ``rng`` as
+        its generator: give one or the other)."""
+        if handle is not None and rng is not None:
+            raise ValueError("give the generator to the Handle, not to both")
+        self.profile = profile
+        self.handle = handle if handle is not None else Handle(profile, rng=rng)
+        self.rng: np.random.Generator = self.handle.rng
+        self.waiting_pods: WaitingPods = self.handle.waiting_pods
+        self.pre_filter_plugins = list(pre_filter)
+        self.filter_plugins = list(filters)
+        self.pre_score_plugins = list(pre_score)
+        self.score_plugins = list(scores)
+        self.post_filter_plugins = list(post_filter)
+        self.reserve_plugins = list(reserve)
+        self.permit_plugins = list(permit)
+        self.pre_bind_plugins = list(pre_bind)
+        self.post_bind_plugins = list(post_bind)
+        self.has_binding_plugins = bool(reserve or permit or pre_bind or post_bind)
+        self.plugins = {getattr(p, "name", repr(p)): p for p in plugins}
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.timer = CycleTimer(recorder, profile)
+        self._score_weights: Mapping[str, int] = MappingProxyType({p.name: w for p, w in self.score_plugins})
+        normalizers = {p.name: p for p, _ in self.score_plugins if isinstance(p, NormalizeScorePlugin)}
+        scorers = [(p, p.name, w, normalizers.get(p.name)) for p, w in self.score_plugins]
+        self._gates = Gates(self.pre_filter_plugins, self.pre_score_plugins, self.filter_plugins, scorers)
+        self._row_local = {p.name: _is_row_local(p) for p in self.filter_plugins}
+        self._filter_order = {p.name: i for i, p in enumerate(self.filter_plugins)}
+        self._last_dry_run: tuple[Pod, bool] | None = None
+        self.handle.bind_framework(self)
+        self._nominated_pass = NominatedPass(self.handle)
+
+    # ------------------------------------------------------------------ the cycle
+    def schedule_pod(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        *,
+        nominated: NominatedPods | None = None,
+        explain: bool = False,
+    ) -> CycleResult:
+        """One scheduling cycle for ``pod`` (upstream ``schedulePod``).
+
+        ``nominated``: the queue's nominated pods, for the two-pass rule. ``explain`` keeps every
+        plugin's scores and every node's reasons, and scores even a single feasible node.
+        """
+        self.timer.start_cycle()
+        result, plan, state = self._start(pod, cluster)
+        if plan is None:
+            return result
+        fit = self._find_nodes_that_fit(
+            pod, cluster, plan, state, result, nominated, keep_reasons=explain, timer=self.timer
+        )
+        if fit is None:
+            return result
+        if fit.count == 0:
+            result.status = Status(Code.UNSCHEDULABLE)
+            return result
+        nodes = cluster.nodes
+        nominated_row = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        if nominated_row is not None and fit.feasible[nominated_row] and not explain:
+            return _selected(result, nominated_row, cluster)  # the nominated node, if it fits, wins
+        sampled_rows = self._sample_rows(fit, result.num_all_nodes)
+        if fit.count == 1 and not explain:
+            return _selected(result, int(np.flatnonzero(fit.feasible)[0]), cluster)
+        return self._prioritize_and_select(pod, cluster, plan, state, fit, result, sampled_rows, explain)
+
+    def _start(self, pod: Pod, cluster: ClusterCache) -> tuple[CycleResult, Plan | None, CycleState]:
+        """The cycle's result, its plan for ``pod`` and its state; no plan when there is no node."""
+        nodes = cluster.nodes
+        result = CycleResult(pod, self.profile, len(nodes), SUCCESS)
+        plan = self._gates.plan(pod)
+        state = CycleState(
+            skip_filter=set(plan.skip_filter),
+            skip_score=set(plan.skip_score),
+            score_weights=self._score_weights,
+            sampled=self.timer.sampled,
+        )
+        result.state = state
+        if not nodes:
+            result.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES,))
+            return result, None, state
+        # One snapshot of the valid rows; the feasible mask starts as the same array and is copied
+        # only when something narrows it (most cycles on a healthy cluster never do).
+        result.valid = nodes.valid[: nodes.n_rows].copy()
+        return result, plan, state
+
+    def _find_nodes_that_fit(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        plan: Plan,
+        state: CycleState,
+        result: CycleResult,
+        nominated: NominatedPods | None,
+        *,
+        keep_reasons: bool,
+        timer: CycleTimer,
+        skipped: frozenset[str] | set[str] = frozenset(),
+    ) -> Fit | None:
+        """PreFilter, Filter and the nominated-pods pass; None when PreFilter or a plugin error
+        decided the cycle (``result.status``). ``result.feasible`` is set either way."""
+        valid = result.valid
+        assert valid is not None
+        pre_filters = plan.pre_filter
+        if skipped:
+            state.skip_filter.update(skipped)
+            pre_filters = [p for p in pre_filters if p.name not in skipped]
+        start = run_pre_filter(pre_filters, state, pod, cluster, result, valid, timer)
+        if start is None:
+            return None
+        fit = run_filters(plan.filters, state, pod, cluster, result, start, timer)
+        if fit is None:
+            return None
+        if nominated is not None:
+            with_nominated_pods(
+                fit, self._nominated_pass, nominated, state, pod, cluster, result, keep_reasons=keep_reasons
+            )
+        if fit.count < 0:
+            fit.count = int(np.count_nonzero(fit.feasible))
+        result.feasible = fit.feasible
+        return fit
+
+    def _sample_rows(self, fit: Fit, num_all: int) -> bool:
+        """``percentageOfNodesToScore``: keep only that many feasible rows, from a random start.
+        Returns whether ``fit`` was cut (its mask is then no plugin's own any more)."""
+        if self.percentage_of_nodes_to_score is None or not self.score_plugins:
+            return False
+        limit = num_feasible_nodes_to_find(num_all, self.percentage_of_nodes_to_score)
+        if fit.count <= limit:
+            return False
+        rows = np.flatnonzero(fit.feasible)
+        start = int(self.rng.integers(rows.size))
+        chosen = np.roll(rows, -start)[:limit]
+        fit.feasible = np.zeros(fit.feasible.shape[0], dtype=np.bool_)
+        fit.feasible[chosen] = True
+        fit.count = limit
+        fit.adopted = False
+        return True
+
+    def _prioritize_and_select(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        plan: Plan,
+        state: CycleState,
+        fit: Fit,
+        result: CycleResult,
+        sampled_rows: bool,
+        explain: bool,
+    ) -> CycleResult:
+        """PreScore, Score (+ NormalizeScore and weights) and selectHost over ``fit``'s rows."""
+        feasible = fit.feasible
+        status = run_pre_score(plan.pre_score, state, pod, cluster, feasible, self.timer)
+        if not status.ok:
+            result.status = status
+            return result
+        scores = run_score(plan.scorers, state, pod, cluster, feasible, result, self.timer, explain=explain)
+        if scores is None:
+            return result
+        u = float(self.rng.random())
+        hint_allowed = fit.adopted and not sampled_rows and not explain
+        any_scorer = bool(self.score_plugins)
+        row = select_row(
+            result, scores, feasible, state.best_rows, u, hint_allowed=hint_allowed, any_scorer=any_scorer
+        )
+        result.feasible = feasible
+        return _selected(result, row, cluster)
+
+    # ------------------------------------------------------------------ Filter for others
+    def run_filter_plugins_with_nominated_pods(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        nominated: NominatedPods | None = None,
+        *,
+        skipped: frozenset[str] | set[str] = frozenset(),
+    ) -> CycleResult:
+        """PreFilter and Filter only (preemption's dry runs, the nominated-pods pass): the status
+        is Unschedulable when no row is feasible. ``skipped`` names plugins whose PreFilter said
+        Skip in the cycle this pass belongs to: they stay skipped (upstream reuses that cycle's
+        state, so adding pods never brings a skipped plugin back)."""
+        return self._filters_only(pod, cluster, nominated, skipped)[0]
+
+    def _filters_only(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        nominated: NominatedPods | None,
+        skipped: frozenset[str] | set[str],
+    ) -> tuple[CycleResult, list[str]]:
+        result, plan, state = self._start(pod, cluster)
+        if plan is None:
+            return result, []
+        fit = self._find_nodes_that_fit(
+            pod, cluster, plan, state, result, nominated, keep_reasons=True, timer=_UNTIMED, skipped=skipped
+        )
+        if fit is None:
+            return result, []
+        result.status = Status(Code.UNSCHEDULABLE) if fit.count == 0 else SUCCESS
+        return result, fit.ran
+
+    def dry_run_filters(
+        self, pod: Pod, cluster: ClusterCache, nominated: NominatedPods | None
+    ) -> tuple[CycleResult, bool]:
+        """PreFilter and Filter for preemption's dry runs, and whether dry runs on several nodes
+        may share one pass.
+
+        They may when every Filter plugin that ran judges a node on that node's own data alone
+        (resources, ports, the node's labels and taints): taking pods off one node cannot change
+        another node's verdict. A plugin that is not row-local (inter-pod affinity, topology
+        spread) allows it when it can say which pods matter to it (a ``relevance`` method): the
+        batched dry run then moves only the pods that do not (:meth:`batch_guard`) and runs the
+        nodes of the others one at a time.
+        """
+        result, ran = self._filters_only(pod, cluster, nominated, frozenset())
+        ran_global = any(not self._row_local.get(name, False) for name in ran)
+        self._last_dry_run = (pod, ran_global)
+        if not ran_global:
+            return result, True
+        return result, all(callable(getattr(p, "relevance", None)) for p in self.not_row_local_filters(pod))
+
+    def batch_guard(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool] | None:
+        """For preemption's batched dry run: which pods may not be moved in the row accounting only.
+
+        None when only row-local Filter plugins ran in the last :meth:`dry_run_filters` for
+        ``pod`` (any pod may be moved). Otherwise :func:`relevance` over every non-row-local
+        Filter plugin of the pod's plan, also those that said Skip at PreFilter: a pass that
+        changes the cache itself runs PreFilter again, which may then not skip.
+        """
+        last = self._last_dry_run
+        if last is not None and last[0] is pod and not last[1]:
+            return None
+        checked = self.not_row_local_filters(pod)
+        relevant = relevance(checked, pod, cluster) if checked else never
+        return None if relevant is never else relevant
+
+    def is_row_local(self, plugin: str) -> bool:
+        return self._row_local.get(plugin, False)
+
+    def not_row_local_filters(self, pod: Pod) -> list[FilterPlugin]:
+        """The Filter plugins of ``pod``'s plan that are not row-local (Skip at PreFilter or not)."""
+        return [p for p in self._gates.plan(pod).filters if not self._row_local.get(p.name, False)]
+
+    def filter_position(self, plugin: str) -> int:
+        """The plugin's place among the profile's Filter plugins; -1 when it is none of them."""
+        return self._filter_order.get(plugin, -1)
+
+    # ------------------------------------------------------------------ PostFilter
+    def run_post_filter(
+        self, pod: Pod, cluster: ClusterCache, result: CycleResult, nominated: NominatedPods | None = None
+    ) -> PostFilterResult | None:
+        """The PostFilter plugins (preemption) after a cycle found no feasible node; None when
+        the profile has none (:mod:`.postfilter`)."""
+        if not self.post_filter_plugins:
+            return None
+        return run_post_filter(
+            self.post_filter_plugins, self._score_weights, pod, cluster, result, nominated, self.timer
+        )
+
+    # ------------------------------------------------------------------ binding cycle
+    def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
+        return binding.run_reserve(self.reserve_plugins, state, pod, node, self.timer)
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
+        binding.run_unreserve(self.reserve_plugins, state, pod, node, self.timer)
+
+    def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
+        return binding.run_permit(self.permit_plugins, state, pod, node, self.timer)
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+        return binding.run_pre_bind(self.pre_bind_plugins, state, pod, node, self.timer)
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
+        binding.run_post_bind(self.post_bind_plugins, state, pod, node, self.timer)
+
+    def observe_bind(self, status: str, started: float) -> None:
+        """The Bind extension point's duration (the binding itself runs in the binder)."""
+        self.timer.point("Bind", status, started)
+
+
+def _selected(result: CycleResult, row: int, cluster: ClusterCache) -> CycleResult:
+    result.selected_row = row
+    result.selected_node = cluster.nodes.node(row).name
+    result.status = SUCCESS
+    return result
+
+
+def _is_row_local(plugin: object) -> bool:
+    return getattr(plugin, "name", None) in ROW_LOCAL_FILTERS or getattr(plugin, "row_local", False) is True

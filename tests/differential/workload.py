@@ -1,0 +1,560 @@
+"""The differential test's workload: a seeded, zoned cluster, the pods already running on it, and
+waves of pending pods of every kind the framework decides about.
+
+Everything is drawn from one ``numpy.random.Generator`` seeded by the caller, integers and choices
+only, so one (size, seed) is one list of API objects. The objects are raw API dicts made with
+:mod:`tests.builders`, so the replay also exercises the model's parsing. The golden file stores a
+digest of the objects (:func:`digest`): if numpy ever changes the Generator's stream, the test says
+that the *workload* changed rather than showing a confusing decision diff.
+
+The cluster (``node-NNNNN``): zones ``zone-0..4`` (nodes dealt round-robin), racks of 20 nodes per
+zone, four node types (``std`` 8 cpu, ``big`` 32 cpu, ``gpu`` 16 cpu + 4 GPUs tainted
+``dedicated=gpu:NoSchedule``, ``small`` 4 cpu), a few nodes cordoned or tainted for maintenance.
+Running pods fill about three quarters of each node's cpu with ``svc-*`` (priority 100, some
+protected by PodDisruptionBudgets) and ``batch-*`` (priority 0) pods, so that pending pods find
+room only in the remaining quarter and larger preemptors must evict.
+
+Pending pods come in shuffled waves; midway some batch pods complete, and near the end a few nodes
+are added (one of them in a zone no pod could reach before), so parked pods are retried on real
+cluster events. :data:`KINDS` lists the pending kinds; each pod's name starts with its kind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from tests.builders import container, make_node, make_pdb, make_pod
+
+PLAIN: Final = "plain"
+NODE_AFFINITY: Final = "nodeaff"
+POD_AFFINITY: Final = "podaff"
+ANTI_AFFINITY: Final = "anti"
+SPREAD: Final = "spread"
+GPU: Final = "gpu"
+PREEMPTOR: Final = "preempt"
+UNSCHEDULABLE: Final = "unsched"
+RUNNING: Final = "running"
+KINDS: Final = (PLAIN, NODE_AFFINITY, POD_AFFINITY, ANTI_AFFINITY, SPREAD, GPU, PREEMPTOR, UNSCHEDULABLE)
+
+ZONES: Final = 5
+RACK_SIZE: Final = 20
+NAMESPACES: Final = ("default", "team-a", "team-b")
+HOSTNAME: Final = "kubernetes.io/hostname"
+ZONE: Final = "topology.kubernetes.io/zone"
+RACK: Final = "topology.example.com/rack"
+TYPE: Final = "node.example.com/type"
+DISK: Final = "node.example.com/disk"
+GENERATION: Final = "node.example.com/generation"
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+GPU_TAINT: Final = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+MAINTENANCE_TAINT: Final = {"key": "maintenance", "value": "true", "effect": "NoSchedule"}
+IMAGES: Final = (("registry.example/web:1", 400 << 20), ("registry.example/ml:2", 900 << 20))
+START: Final = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+NODE_TYPES: Final = ("std", "big", "gpu", "small")
+NODE_TYPE_P: Final = (0.70, 0.20, 0.05, 0.05)
+CAPACITY: Final[Mapping[str, tuple[int, str, int]]] = {
+    "std": (8, "32Gi", 110),
+    "big": (32, "128Gi", 110),
+    "gpu": (16, "64Gi", 110),
+    "small": (4, "16Gi", 30),
+}
+"""Node type -> (cpu, memory, pods)."""
+RUNNING_SHAPE: Final[Mapping[str, tuple[int, int]]] = {
+    "std": (2, 3),
+    "big": (3, 8),
+    "gpu": (2, 4),
+    "small": (1, 2),
+}
+"""Node type -> (running pods per node, cpu of each): three quarters of the node's cpu."""
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """How big a workload is: the node count and the pending pods of each kind."""
+
+    nodes: int
+    pending: Mapping[str, int]
+    wave: int
+    """Pending pods per wave."""
+
+
+SIZES: Final[Mapping[str, Size]] = {
+    "small": Size(
+        200,
+        {
+            PLAIN: 80,
+            NODE_AFFINITY: 30,
+            POD_AFFINITY: 24,
+            ANTI_AFFINITY: 24,
+            SPREAD: 30,
+            GPU: 8,
+            PREEMPTOR: 16,
+            UNSCHEDULABLE: 12,
+        },
+        wave=40,
+    ),
+    "large": Size(
+        5000,
+        {
+            PLAIN: 1200,
+            NODE_AFFINITY: 400,
+            POD_AFFINITY: 250,
+            ANTI_AFFINITY: 300,
+            SPREAD: 400,
+            GPU: 100,
+            PREEMPTOR: 150,
+            UNSCHEDULABLE: 120,
+        },
+        wave=250,
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Wave:
+    """What happens at one moment: objects added (pending or bound) and bound pods that complete."""
+
+    after_s: float
+    """Seconds of the fake clock since the previous wave."""
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    completed: list[str] = field(default_factory=list)
+    """``namespace/name`` of running pods deleted in this wave."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """The initial cluster, then the waves, in the order the harness feeds them."""
+
+    nodes: list[dict[str, Any]]
+    running: list[dict[str, Any]]
+    pdbs: list[dict[str, Any]]
+    waves: list[Wave]
+
+    def pending_by_kind(self) -> dict[str, int]:
+        counts = dict.fromkeys(KINDS, 0)
+        for wave in self.waves:
+            for raw in wave.pods:
+                if not raw["spec"].get("nodeName"):
+                    counts[kind_of(raw["metadata"]["name"])] += 1
+        return counts
+
+
+def kind_of(name: str) -> str:
+    """The kind a pod was generated as (its name's first part)."""
+    return name.split("-", 1)[0]
+
+
+def digest(workload: Workload) -> str:
+    """A short hash of every object in the workload, in order (see the module docstring)."""
+    blob = json.dumps(
+        [workload.nodes, workload.running, workload.pdbs, [vars_of(w) for w in workload.waves]],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def vars_of(wave: Wave) -> dict[str, Any]:
+    return {"after_s": wave.after_s, "nodes": wave.nodes, "pods": wave.pods, "completed": wave.completed}
+
+
+def generate(size: Size, seed: int) -> Workload:
+    """The workload of ``size`` drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    nodes = [_node(i, str(rng.choice(NODE_TYPES, p=NODE_TYPE_P)), rng) for i in range(size.nodes)]
+    running = _running(nodes, rng)
+    pdbs = _pdbs(running, rng)
+    ctx = _Context(apps=max(10, len(nodes) // 25), protected=_protected_nodes(running, pdbs))
+    pending = _pending(size, ctx, rng)
+    return Workload(nodes, running, pdbs, _waves(size, pending, running, len(nodes), rng))
+
+
+# ------------------------------------------------------------------------------------------ the cluster
+def _node(i: int, node_type: str, rng: np.random.Generator, zone: str | None = None) -> dict[str, Any]:
+    name = f"node-{i:05d}"
+    z = i % ZONES
+    zone = zone or f"zone-{z}"
+    cpu, memory, pods = CAPACITY[node_type]
+    labels = {
+        HOSTNAME: name,
+        ZONE: zone,
+        RACK: f"{zone}-rack-{i // ZONES // RACK_SIZE:02d}",
+        TYPE: node_type,
+        DISK: "ssd" if rng.integers(10) < 4 else "hdd",
+        GENERATION: str(int(rng.integers(1, 5))),
+    }
+    taints = [GPU_TAINT] if node_type == "gpu" else []
+    roll = int(rng.integers(200))
+    if roll < 2:
+        taints.append(MAINTENANCE_TAINT)
+    allocatable = {GPU_RESOURCE: "4"} if node_type == "gpu" else {}
+    images = [([image], size) for image, size in IMAGES if rng.integers(3) == 0]
+    return make_node(
+        name,
+        cpu=cpu,
+        memory=memory,
+        pods=pods,
+        allocatable=allocatable,
+        labels=labels,
+        taints=taints,
+        unschedulable=roll == 2,
+        images=images,
+    )
+
+
+def _running(nodes: list[dict[str, Any]], rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The pods already bound when the scheduler starts; ``svc-K`` lives in ``NAMESPACES[K % 3]``."""
+    apps = max(10, len(nodes) // 25)
+    out = []
+    for node in nodes:
+        node_type = node["metadata"]["labels"][TYPE]
+        count, cpu = RUNNING_SHAPE[node_type]
+        for _ in range(count):
+            k = int(rng.integers(apps))
+            svc = rng.integers(10) < 6
+            app = f"svc-{k}" if svc else f"batch-{k}"
+            i = len(out)
+            out.append(
+                make_pod(
+                    f"{RUNNING}-{i:05d}",
+                    namespace=NAMESPACES[k % len(NAMESPACES)],
+                    node_name=node["metadata"]["name"],
+                    requests={"cpu": cpu, "memory": f"{cpu * 3}Gi"},
+                    labels={"app": app, "tier": "svc" if svc else "batch"},
+                    priority=100 if svc else 0,
+                    tolerations=[_toleration(GPU_TAINT)] if node_type == "gpu" else [],
+                    status={"phase": "Running", "startTime": _timestamp(i)},
+                )
+            )
+    return out
+
+
+def _pdbs(running: list[dict[str, Any]], rng: np.random.Generator) -> list[dict[str, Any]]:
+    """A budget for every third ``svc`` app, allowing 0, 1 or 2 disruptions at the start."""
+    members: dict[tuple[str, str], int] = {}
+    for raw in running:
+        meta = raw["metadata"]
+        key = (meta["namespace"], meta["labels"]["app"])
+        members[key] = members.get(key, 0) + 1
+    out = []
+    for (namespace, app), count in sorted(members.items()):
+        if not app.startswith("svc-") or int(app[4:]) % 3:
+            continue
+        allowed = min(count, int(rng.integers(3)))
+        out.append(
+            make_pdb(
+                f"pdb-{app}",
+                namespace=namespace,
+                match_labels={"app": app},
+                min_available=count - allowed,
+                disruptions_allowed=allowed,
+            )
+        )
+    return out
+
+
+def _protected_nodes(running: list[dict[str, Any]], pdbs: list[dict[str, Any]]) -> list[str]:
+    """``std`` nodes all of whose running pods belong to budgets that allow no disruption: a
+    preemptor confined to one of them must violate a budget (upstream then still preempts)."""
+    frozen = {
+        (b["metadata"]["namespace"], b["spec"]["selector"]["matchLabels"]["app"])
+        for b in pdbs
+        if b["status"]["disruptionsAllowed"] == 0
+    }
+    by_node: dict[str, list[bool]] = {}
+    for raw in running:
+        meta = raw["metadata"]
+        by_node.setdefault(raw["spec"]["nodeName"], []).append(
+            (meta["namespace"], meta["labels"]["app"]) in frozen
+        )
+    return sorted(node for node, covered in by_node.items() if len(covered) == 2 and all(covered))
+
+
+# ------------------------------------------------------------------------------------------ pending pods
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What pending pods are built against."""
+
+    apps: int
+    """Running ``svc-K`` / ``batch-K`` apps (K below this)."""
+    protected: list[str]
+    """See :func:`_protected_nodes`."""
+
+
+def _pending(size: Size, ctx: _Context, rng: np.random.Generator) -> list[dict[str, Any]]:
+    makers = {
+        PLAIN: _plain,
+        NODE_AFFINITY: _node_affinity,
+        POD_AFFINITY: _pod_affinity,
+        ANTI_AFFINITY: _anti_affinity,
+        SPREAD: _spread,
+        GPU: _gpu,
+        PREEMPTOR: _preemptor,
+        UNSCHEDULABLE: _unschedulable,
+    }
+    out: list[dict[str, Any]] = []
+    for kind in KINDS:
+        for i in range(size.pending[kind]):
+            out.append(makers[kind](f"{kind}-{i:05d}", i, ctx, rng))
+    order = rng.permutation(len(out))
+    shuffled = [out[int(j)] for j in order]
+    # Preemptors come in the second half, once the pending pods of the first half took the free room.
+    half = len(shuffled) // 2
+    first = [p for p in shuffled[:half] if kind_of(p["metadata"]["name"]) != PREEMPTOR]
+    moved = [p for p in shuffled[:half] if kind_of(p["metadata"]["name"]) == PREEMPTOR]
+    return first + _interleave(shuffled[half:], moved)
+
+
+def _interleave(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``extra`` spread evenly through ``base`` (deterministic, no draws)."""
+    if not extra:
+        return base
+    step = max(1, len(base) // len(extra))
+    out: list[dict[str, Any]] = []
+    for i, raw in enumerate(base):
+        out.append(raw)
+        if i % step == step - 1 and extra:
+            out.append(extra.pop(0))
+    return out + extra
+
+
+def _pick(rng: np.random.Generator, options: tuple[Any, ...]) -> Any:
+    return options[int(rng.integers(len(options)))]
+
+
+def _requests(rng: np.random.Generator) -> dict[str, str] | None:
+    if rng.integers(20) == 0:
+        return None  # best effort: scored with upstream's non-zero defaults
+    return {
+        "cpu": _pick(rng, ("100m", "250m", "500m", "1", "2")),
+        "memory": _pick(rng, ("128Mi", "512Mi", "1Gi", "4Gi")),
+    }
+
+
+def _plain(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    ports = [("TCP", "", 8080)] if rng.integers(20) == 0 else []
+    image = IMAGES[int(rng.integers(len(IMAGES)))][0] if rng.integers(4) == 0 else ""
+    c = container(requests=_requests(rng), image=image, host_ports=ports)
+    return make_pod(name, namespace=_pick(rng, NAMESPACES), containers=[c], labels={"app": f"plain-{i % 50}"})
+
+
+def _node_affinity(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    zones = sorted({f"zone-{int(z)}" for z in rng.integers(ZONES, size=2)})
+    terms = [
+        [{"key": ZONE, "operator": "In", "values": zones}],
+        [{"key": TYPE, "operator": "NotIn", "values": ["small", "gpu"]}, {"key": DISK, "operator": "Exists"}],
+        [{"key": GENERATION, "operator": "Gt", "values": ["2"]}],
+    ]
+    required = [{"matchExpressions": terms[i % 3]}]
+    preferred = [
+        {
+            "weight": 50,
+            "preference": {"matchExpressions": [{"key": DISK, "operator": "In", "values": ["ssd"]}]},
+        },
+        {
+            "weight": int(rng.integers(1, 100)),
+            "preference": {"matchExpressions": [{"key": TYPE, "operator": "In", "values": ["big"]}]},
+        },
+    ]
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": required},
+            "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+        }
+    }
+    selector = {DISK: "ssd"} if i % 7 == 0 else None
+    return make_pod(name, requests=_requests(rng), affinity=affinity, node_selector=selector)
+
+
+def _pod_affinity(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    """Half follow a running ``svc`` app (zone or rack); half form ``cache-G`` groups co-located by
+    rack, whose first pod is placed by upstream's "no pod matches yet" rule."""
+    k = int(rng.integers(ctx.apps))
+    namespace = NAMESPACES[k % len(NAMESPACES)]
+    if i % 2 == 0:
+        topology = ZONE if i % 4 == 0 else RACK
+        term = {"labelSelector": {"matchLabels": {"app": f"svc-{k}"}}, "topologyKey": topology}
+        preferred = [
+            {
+                "weight": 80,
+                "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": {"tier": "batch"}},
+                    "topologyKey": HOSTNAME,
+                },
+            }
+        ]
+        affinity = {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [term],
+                "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+            }
+        }
+        return make_pod(name, namespace=namespace, requests=_requests(rng), affinity=affinity)
+    group = f"cache-{i // 8}"
+    term = {"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": RACK}
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return make_pod(name, requests=_requests(rng), labels={"app": group}, affinity=affinity)
+
+
+def _anti_affinity(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    """``web-G`` groups of six: one per node (required), preferably apart by zone and from batch pods."""
+    group = f"web-{i // 6}"
+    required = [{"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": HOSTNAME}]
+    preferred = [
+        {
+            "weight": 100,
+            "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": ZONE},
+        },
+        {
+            "weight": 10,
+            "podAffinityTerm": {
+                "labelSelector": {
+                    "matchExpressions": [{"key": "tier", "operator": "In", "values": ["batch"]}]
+                },
+                "namespaceSelector": {},
+                "topologyKey": HOSTNAME,
+            },
+        },
+    ]
+    affinity = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": required,
+            "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+        }
+    }
+    return make_pod(name, requests=_requests(rng), labels={"app": group}, affinity=affinity)
+
+
+def _spread(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    """``spread-G`` groups of twenty: even over zones (hard), then hosts (soft); every third group
+    only on ssd nodes, counted with ``nodeAffinityPolicy: Honor`` (the default)."""
+    g = i // 20
+    group = f"spread-{g}"
+    selector = {"matchLabels": {"app": group}}
+    constraints = [
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+        {
+            "maxSkew": 2,
+            "topologyKey": HOSTNAME,
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": selector,
+        },
+    ]
+    if g % 4 == 1:
+        constraints[0]["minDomains"] = ZONES
+    return make_pod(
+        name,
+        requests=_requests(rng),
+        labels={"app": group},
+        node_selector={DISK: "ssd"} if g % 3 == 0 else None,
+        topologySpreadConstraints=constraints,
+    )
+
+
+def _gpu(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    requests = {"cpu": "2", "memory": "8Gi", GPU_RESOURCE: str(int(rng.integers(1, 3)))}
+    c = container(requests=requests, limits={GPU_RESOURCE: requests[GPU_RESOURCE]}, image=IMAGES[1][0])
+    return make_pod(name, containers=[c], tolerations=[_toleration(GPU_TAINT)], labels={"app": "ml"})
+
+
+def _preemptor(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    """Too big for the free quarter of any node of their type: std pods of 4 cpu, big pods of 12,
+    some confined to one rack (few candidates), some to a node whose pods all have budgets that
+    allow no disruption, a few that may not preempt."""
+    std = {"cpu": "4", "memory": "4Gi"}
+    variant = i % 6
+    if variant in (0, 1):
+        return make_pod(name, requests=std, node_selector={TYPE: "std"}, priority=1000)
+    if variant == 2:
+        return make_pod(
+            name, requests={"cpu": "12", "memory": "16Gi"}, node_selector={TYPE: "big"}, priority=500
+        )
+    if variant == 3:
+        rack = f"zone-{int(rng.integers(ZONES))}-rack-00"
+        return make_pod(name, requests=std, node_selector={RACK: rack, TYPE: "std"}, priority=1000)
+    if variant == 4 and ctx.protected:
+        node = ctx.protected[int(rng.integers(len(ctx.protected)))]
+        return make_pod(name, requests=std, node_selector={HOSTNAME: node}, priority=1000)
+    return make_pod(name, requests=std, node_selector={TYPE: "std"}, priority=1000, preemptionPolicy="Never")
+
+
+def _unschedulable(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
+    """Pods no node can take now: an absent zone (until a node joins it), more cpu than any node,
+    affinity to pods that do not exist, a GPU without the toleration, a zone anti-affinity group
+    larger than the zones."""
+    variant = i % 5
+    if variant == 0:
+        return make_pod(name, requests={"cpu": "500m"}, node_selector={ZONE: "zone-9"})
+    if variant == 1:
+        return make_pod(name, requests={"cpu": "64", "memory": "1Gi"}, priority=1000)
+    if variant == 2:
+        term = {"labelSelector": {"matchLabels": {"app": "ghost"}}, "topologyKey": ZONE}
+        return make_pod(
+            name,
+            requests=_requests(rng),
+            affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+        )
+    if variant == 3:
+        return make_pod(name, requests={"cpu": "1", GPU_RESOURCE: "1"})
+    group = f"zonal-{i // 35}"
+    term = {"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": ZONE}
+    return make_pod(
+        name,
+        requests=_requests(rng),
+        labels={"app": group},
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+# ------------------------------------------------------------------------------------------ waves
+def _waves(
+    size: Size,
+    pending: list[dict[str, Any]],
+    running: list[dict[str, Any]],
+    n_nodes: int,
+    rng: np.random.Generator,
+) -> list[Wave]:
+    """Pending pods in waves two seconds apart; batch completions after the middle wave; new nodes
+    (two ``big`` ones and one in ``zone-9``) after three quarters; then the five-minute sweep."""
+    waves = []
+    chunks = [pending[j : j + size.wave] for j in range(0, len(pending), size.wave)]
+    batch = [
+        f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+        for p in running
+        if p["metadata"]["labels"]["tier"] == "batch"
+    ]
+    for j, chunk in enumerate(chunks):
+        wave = Wave(after_s=2.0, pods=chunk)
+        if j == len(chunks) // 2:
+            picks = sorted(
+                int(x) for x in rng.choice(len(batch), size=max(1, len(batch) // 50), replace=False)
+            )
+            wave.completed.extend(batch[x] for x in picks)
+        if j == (3 * len(chunks)) // 4:
+            wave.nodes.extend(
+                [
+                    _node(n_nodes, "big", rng),
+                    _node(n_nodes + 1, "big", rng),
+                    _node(n_nodes + 2, "std", rng, zone="zone-9"),
+                ]
+            )
+        waves.append(wave)
+    waves.append(Wave(after_s=310.0))  # past podMaxInUnschedulablePodsDuration: every parked pod once more
+    return waves
+
+
+def _toleration(taint: Mapping[str, str]) -> dict[str, str]:
+    return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+
+
+def _timestamp(i: int) -> str:
+    return (START + dt.timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -72,6 +72,11 @@ def container(
     return c
 
 
+def tolerating(taint: Mapping[str, str]) -> dict[str, str]:
+    """The toleration (operator ``Equal``) that tolerates exactly ``taint``."""
+    return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+
+
 def make_pod(
     name: str = "p",
     *,

@@ -23,7 +23,6 @@ nothing is asynchronous but :func:`carry_out`, run to completion on a private ev
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -61,12 +60,11 @@ class SimulatedCluster:
 
     # ---------------------------------------------------------------- the workload's own writes
     def add_node(self, raw: Mapping[str, Any]) -> None:
-        node = copy.deepcopy(dict(raw))
-        node["metadata"]["resourceVersion"] = self._next_version()
+        node = {**raw, "metadata": {**raw["metadata"], "resourceVersion": self._next_version()}}
         self.deliver(kev.Upserted("nodes", node_from_dict(node)))
 
     def add_pdb(self, raw: Mapping[str, Any]) -> None:
-        pdb = copy.deepcopy(dict(raw))
+        pdb = _own_copy(raw)
         meta = pdb["metadata"]
         self.pdbs[f"{meta['namespace']}/{meta['name']}"] = pdb
         self._recompute(pdb)
@@ -74,7 +72,7 @@ class SimulatedCluster:
         self.deliver(kev.Upserted("poddisruptionbudgets", pdb_from_dict(pdb)))
 
     def add_pod(self, raw: Mapping[str, Any]) -> None:
-        pod = copy.deepcopy(dict(raw))
+        pod = _own_copy(raw)
         meta = pod["metadata"]
         meta["resourceVersion"] = self._next_version()
         self.pods[meta["uid"]] = pod
@@ -211,6 +209,18 @@ class _Evictions:
 
     def record_event(self, body: dict[str, Any]) -> None:
         self.cluster.record_event(body)
+
+
+def _own_copy(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy whose ``metadata``, ``spec`` and ``status`` this module may change (it only ever sets
+    their keys; nested values are replaced, never changed in place), so the workload's dicts stay
+    as generated."""
+    return {
+        **raw,
+        "metadata": dict(raw["metadata"]),
+        "spec": dict(raw["spec"]),
+        "status": dict(raw.get("status", {})),
+    }
 
 
 def _merge_status(status: dict[str, Any], patch: Mapping[str, Any]) -> None:

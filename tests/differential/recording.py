@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tests.differential.workload import kind_of
+from tests.differential.names import kind_of
 
 FORMAT: Final = 1
 BOUND: Final = "bound"

@@ -16,7 +16,7 @@ room only in the remaining quarter and larger preemptors must evict.
 
 Pending pods come in shuffled waves; midway some batch pods complete, and near the end a few nodes
 are added (one of them in a zone no pod could reach before), so parked pods are retried on real
-cluster events. :data:`KINDS` lists the pending kinds; each pod's name starts with its kind.
+cluster events. The pending pods themselves are made in :mod:`tests.differential.pending`.
 """
 
 from __future__ import annotations
@@ -30,33 +30,35 @@ from typing import Any, Final
 
 import numpy as np
 
-from tests.builders import container, make_node, make_pdb, make_pod
-
-PLAIN: Final = "plain"
-NODE_AFFINITY: Final = "nodeaff"
-POD_AFFINITY: Final = "podaff"
-ANTI_AFFINITY: Final = "anti"
-SPREAD: Final = "spread"
-GPU: Final = "gpu"
-PREEMPTOR: Final = "preempt"
-UNSCHEDULABLE: Final = "unsched"
-RUNNING: Final = "running"
-KINDS: Final = (PLAIN, NODE_AFFINITY, POD_AFFINITY, ANTI_AFFINITY, SPREAD, GPU, PREEMPTOR, UNSCHEDULABLE)
-
-ZONES: Final = 5
-RACK_SIZE: Final = 20
-NAMESPACES: Final = ("default", "team-a", "team-b")
-HOSTNAME: Final = "kubernetes.io/hostname"
-ZONE: Final = "topology.kubernetes.io/zone"
-RACK: Final = "topology.example.com/rack"
-TYPE: Final = "node.example.com/type"
-DISK: Final = "node.example.com/disk"
-GENERATION: Final = "node.example.com/generation"
-GPU_RESOURCE: Final = "nvidia.com/gpu"
-GPU_TAINT: Final = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
-MAINTENANCE_TAINT: Final = {"key": "maintenance", "value": "true", "effect": "NoSchedule"}
-IMAGES: Final = (("registry.example/web:1", 400 << 20), ("registry.example/ml:2", 900 << 20))
-START: Final = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+from tests.builders import make_node, make_pdb, make_pod, tolerating
+from tests.differential.names import (
+    ANTI_AFFINITY,
+    DISK,
+    GENERATION,
+    GPU,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    HOSTNAME,
+    IMAGES,
+    KINDS,
+    MAINTENANCE_TAINT,
+    NAMESPACES,
+    NODE_AFFINITY,
+    PLAIN,
+    POD_AFFINITY,
+    PREEMPTOR,
+    RACK,
+    RACK_SIZE,
+    RUNNING,
+    SPREAD,
+    START,
+    TYPE,
+    UNSCHEDULABLE,
+    ZONE,
+    ZONES,
+    kind_of,
+)
+from tests.differential.pending import Context, pending_pods
 
 NODE_TYPES: Final = ("std", "big", "gpu", "small")
 NODE_TYPE_P: Final = (0.70, 0.20, 0.05, 0.05)
@@ -148,11 +150,6 @@ class Workload:
         return counts
 
 
-def kind_of(name: str) -> str:
-    """The kind a pod was generated as (its name's first part)."""
-    return name.split("-", 1)[0]
-
-
 def digest(workload: Workload) -> str:
     """A short hash of every object in the workload, in order (see the module docstring)."""
     blob = json.dumps(
@@ -173,8 +170,8 @@ def generate(size: Size, seed: int) -> Workload:
     nodes = [_node(i, str(rng.choice(NODE_TYPES, p=NODE_TYPE_P)), rng) for i in range(size.nodes)]
     running = _running(nodes, rng)
     pdbs = _pdbs(running, rng)
-    ctx = _Context(apps=max(10, len(nodes) // 25), protected=_protected_nodes(running, pdbs))
-    pending = _pending(size, ctx, rng)
+    ctx = Context(apps=max(10, len(nodes) // 25), protected=_protected_nodes(running, pdbs))
+    pending = pending_pods(size.pending, ctx, rng)
     return Workload(nodes, running, pdbs, _waves(size, pending, running, len(nodes), rng))
 
 
@@ -231,7 +228,7 @@ def _running(nodes: list[dict[str, Any]], rng: np.random.Generator) -> list[dict
                     requests={"cpu": cpu, "memory": f"{cpu * 3}Gi"},
                     labels={"app": app, "tier": "svc" if svc else "batch"},
                     priority=100 if svc else 0,
-                    tolerations=[_toleration(GPU_TAINT)] if node_type == "gpu" else [],
+                    tolerations=[tolerating(GPU_TAINT)] if node_type == "gpu" else [],
                     status={"phase": "Running", "startTime": _timestamp(i)},
                 )
             )
@@ -279,242 +276,6 @@ def _protected_nodes(running: list[dict[str, Any]], pdbs: list[dict[str, Any]]) 
     return sorted(node for node, covered in by_node.items() if len(covered) == 2 and all(covered))
 
 
-# ------------------------------------------------------------------------------------------ pending pods
-@dataclass(frozen=True, slots=True)
-class _Context:
-    """What pending pods are built against."""
-
-    apps: int
-    """Running ``svc-K`` / ``batch-K`` apps (K below this)."""
-    protected: list[str]
-    """See :func:`_protected_nodes`."""
-
-
-def _pending(size: Size, ctx: _Context, rng: np.random.Generator) -> list[dict[str, Any]]:
-    makers = {
-        PLAIN: _plain,
-        NODE_AFFINITY: _node_affinity,
-        POD_AFFINITY: _pod_affinity,
-        ANTI_AFFINITY: _anti_affinity,
-        SPREAD: _spread,
-        GPU: _gpu,
-        PREEMPTOR: _preemptor,
-        UNSCHEDULABLE: _unschedulable,
-    }
-    out: list[dict[str, Any]] = []
-    for kind in KINDS:
-        for i in range(size.pending[kind]):
-            out.append(makers[kind](f"{kind}-{i:05d}", i, ctx, rng))
-    order = rng.permutation(len(out))
-    shuffled = [out[int(j)] for j in order]
-    # Preemptors come in the second half, once the pending pods of the first half took the free room.
-    half = len(shuffled) // 2
-    first = [p for p in shuffled[:half] if kind_of(p["metadata"]["name"]) != PREEMPTOR]
-    moved = [p for p in shuffled[:half] if kind_of(p["metadata"]["name"]) == PREEMPTOR]
-    return first + _interleave(shuffled[half:], moved)
-
-
-def _interleave(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``extra`` spread evenly through ``base`` (deterministic, no draws)."""
-    if not extra:
-        return base
-    step = max(1, len(base) // len(extra))
-    out: list[dict[str, Any]] = []
-    for i, raw in enumerate(base):
-        out.append(raw)
-        if i % step == step - 1 and extra:
-            out.append(extra.pop(0))
-    return out + extra
-
-
-def _pick(rng: np.random.Generator, options: tuple[Any, ...]) -> Any:
-    return options[int(rng.integers(len(options)))]
-
-
-def _requests(rng: np.random.Generator) -> dict[str, str] | None:
-    if rng.integers(20) == 0:
-        return None  # best effort: scored with upstream's non-zero defaults
-    return {
-        "cpu": _pick(rng, ("100m", "250m", "500m", "1", "2")),
-        "memory": _pick(rng, ("128Mi", "512Mi", "1Gi", "4Gi")),
-    }
-
-
-def _plain(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    ports = [("TCP", "", 8080)] if rng.integers(20) == 0 else []
-    image = IMAGES[int(rng.integers(len(IMAGES)))][0] if rng.integers(4) == 0 else ""
-    c = container(requests=_requests(rng), image=image, host_ports=ports)
-    return make_pod(name, namespace=_pick(rng, NAMESPACES), containers=[c], labels={"app": f"plain-{i % 50}"})
-
-
-def _node_affinity(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    zones = sorted({f"zone-{int(z)}" for z in rng.integers(ZONES, size=2)})
-    terms = [
-        [{"key": ZONE, "operator": "In", "values": zones}],
-        [{"key": TYPE, "operator": "NotIn", "values": ["small", "gpu"]}, {"key": DISK, "operator": "Exists"}],
-        [{"key": GENERATION, "operator": "Gt", "values": ["2"]}],
-    ]
-    required = [{"matchExpressions": terms[i % 3]}]
-    preferred = [
-        {
-            "weight": 50,
-            "preference": {"matchExpressions": [{"key": DISK, "operator": "In", "values": ["ssd"]}]},
-        },
-        {
-            "weight": int(rng.integers(1, 100)),
-            "preference": {"matchExpressions": [{"key": TYPE, "operator": "In", "values": ["big"]}]},
-        },
-    ]
-    affinity = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": required},
-            "preferredDuringSchedulingIgnoredDuringExecution": preferred,
-        }
-    }
-    selector = {DISK: "ssd"} if i % 7 == 0 else None
-    return make_pod(name, requests=_requests(rng), affinity=affinity, node_selector=selector)
-
-
-def _pod_affinity(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    """Half follow a running ``svc`` app (zone or rack); half form ``cache-G`` groups co-located by
-    rack, whose first pod is placed by upstream's "no pod matches yet" rule."""
-    k = int(rng.integers(ctx.apps))
-    namespace = NAMESPACES[k % len(NAMESPACES)]
-    if i % 2 == 0:
-        topology = ZONE if i % 4 == 0 else RACK
-        term = {"labelSelector": {"matchLabels": {"app": f"svc-{k}"}}, "topologyKey": topology}
-        preferred = [
-            {
-                "weight": 80,
-                "podAffinityTerm": {
-                    "labelSelector": {"matchLabels": {"tier": "batch"}},
-                    "topologyKey": HOSTNAME,
-                },
-            }
-        ]
-        affinity = {
-            "podAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [term],
-                "preferredDuringSchedulingIgnoredDuringExecution": preferred,
-            }
-        }
-        return make_pod(name, namespace=namespace, requests=_requests(rng), affinity=affinity)
-    group = f"cache-{i // 8}"
-    term = {"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": RACK}
-    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    return make_pod(name, requests=_requests(rng), labels={"app": group}, affinity=affinity)
-
-
-def _anti_affinity(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    """``web-G`` groups of six: one per node (required), preferably apart by zone and from batch pods."""
-    group = f"web-{i // 6}"
-    required = [{"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": HOSTNAME}]
-    preferred = [
-        {
-            "weight": 100,
-            "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": ZONE},
-        },
-        {
-            "weight": 10,
-            "podAffinityTerm": {
-                "labelSelector": {
-                    "matchExpressions": [{"key": "tier", "operator": "In", "values": ["batch"]}]
-                },
-                "namespaceSelector": {},
-                "topologyKey": HOSTNAME,
-            },
-        },
-    ]
-    affinity = {
-        "podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": required,
-            "preferredDuringSchedulingIgnoredDuringExecution": preferred,
-        }
-    }
-    return make_pod(name, requests=_requests(rng), labels={"app": group}, affinity=affinity)
-
-
-def _spread(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    """``spread-G`` groups of twenty: even over zones (hard), then hosts (soft); every third group
-    only on ssd nodes, counted with ``nodeAffinityPolicy: Honor`` (the default)."""
-    g = i // 20
-    group = f"spread-{g}"
-    selector = {"matchLabels": {"app": group}}
-    constraints = [
-        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
-        {
-            "maxSkew": 2,
-            "topologyKey": HOSTNAME,
-            "whenUnsatisfiable": "ScheduleAnyway",
-            "labelSelector": selector,
-        },
-    ]
-    if g % 4 == 1:
-        constraints[0]["minDomains"] = ZONES
-    return make_pod(
-        name,
-        requests=_requests(rng),
-        labels={"app": group},
-        node_selector={DISK: "ssd"} if g % 3 == 0 else None,
-        topologySpreadConstraints=constraints,
-    )
-
-
-def _gpu(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    requests = {"cpu": "2", "memory": "8Gi", GPU_RESOURCE: str(int(rng.integers(1, 3)))}
-    c = container(requests=requests, limits={GPU_RESOURCE: requests[GPU_RESOURCE]}, image=IMAGES[1][0])
-    return make_pod(name, containers=[c], tolerations=[_toleration(GPU_TAINT)], labels={"app": "ml"})
-
-
-def _preemptor(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    """Too big for the free quarter of any node of their type: std pods of 4 cpu, big pods of 12,
-    some confined to one rack (few candidates), some to a node whose pods all have budgets that
-    allow no disruption, a few that may not preempt."""
-    std = {"cpu": "4", "memory": "4Gi"}
-    variant = i % 6
-    if variant in (0, 1):
-        return make_pod(name, requests=std, node_selector={TYPE: "std"}, priority=1000)
-    if variant == 2:
-        return make_pod(
-            name, requests={"cpu": "12", "memory": "16Gi"}, node_selector={TYPE: "big"}, priority=500
-        )
-    if variant == 3:
-        rack = f"zone-{int(rng.integers(ZONES))}-rack-00"
-        return make_pod(name, requests=std, node_selector={RACK: rack, TYPE: "std"}, priority=1000)
-    if variant == 4 and ctx.protected:
-        node = ctx.protected[int(rng.integers(len(ctx.protected)))]
-        return make_pod(name, requests=std, node_selector={HOSTNAME: node}, priority=1000)
-    return make_pod(name, requests=std, node_selector={TYPE: "std"}, priority=1000, preemptionPolicy="Never")
-
-
-def _unschedulable(name: str, i: int, ctx: _Context, rng: np.random.Generator) -> dict[str, Any]:
-    """Pods no node can take now: an absent zone (until a node joins it), more cpu than any node,
-    affinity to pods that do not exist, a GPU without the toleration, a zone anti-affinity group
-    larger than the zones."""
-    variant = i % 5
-    if variant == 0:
-        return make_pod(name, requests={"cpu": "500m"}, node_selector={ZONE: "zone-9"})
-    if variant == 1:
-        return make_pod(name, requests={"cpu": "64", "memory": "1Gi"}, priority=1000)
-    if variant == 2:
-        term = {"labelSelector": {"matchLabels": {"app": "ghost"}}, "topologyKey": ZONE}
-        return make_pod(
-            name,
-            requests=_requests(rng),
-            affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
-        )
-    if variant == 3:
-        return make_pod(name, requests={"cpu": "1", GPU_RESOURCE: "1"})
-    group = f"zonal-{i // 35}"
-    term = {"labelSelector": {"matchLabels": {"app": group}}, "topologyKey": ZONE}
-    return make_pod(
-        name,
-        requests=_requests(rng),
-        labels={"app": group},
-        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
-    )
-
-
 # ------------------------------------------------------------------------------------------ waves
 def _waves(
     size: Size,
@@ -550,10 +311,6 @@ def _waves(
         waves.append(wave)
     waves.append(Wave(after_s=310.0))  # past podMaxInUnschedulablePodsDuration: every parked pod once more
     return waves
-
-
-def _toleration(taint: Mapping[str, str]) -> dict[str, str]:
-    return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
 
 
 def _timestamp(i: int) -> str:

@@ -46,7 +46,9 @@ class Context:
     apps: int
     """Running ``svc-K`` / ``batch-K`` apps (K below this)."""
     protected: list[str]
-    """See :func:`_protected_nodes`."""
+    exposed: list[str]
+    """``std`` nodes whose pods budgets protect, or that no budget covers (see
+    ``workload._budget_cover``)."""
 
 
 def pending_pods(counts: Mapping[str, int], ctx: Context, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -228,10 +230,10 @@ def _gpu(name: str, i: int, ctx: Context, rng: np.random.Generator) -> dict[str,
 
 def _preemptor(name: str, i: int, ctx: Context, rng: np.random.Generator) -> dict[str, Any]:
     """Too big for the free quarter of any node of their type: std pods of 4 cpu, big pods of 12,
-    some confined to one rack (few candidates), some to a node whose pods all have budgets that
-    allow no disruption, a few that may not preempt."""
+    some confined to one rack (few candidates), to a node whose pods all have budgets that allow no
+    disruption, or to such a node and an exposed one; a few that may not preempt."""
     std = {"cpu": "4", "memory": "4Gi"}
-    variant = i % 6
+    variant = i % 7
     if variant in (0, 1):
         return make_pod(name, requests=std, node_selector={TYPE: "std"}, priority=1000)
     if variant == 2:
@@ -244,7 +246,20 @@ def _preemptor(name: str, i: int, ctx: Context, rng: np.random.Generator) -> dic
     if variant == 4 and ctx.protected:
         node = ctx.protected[int(rng.integers(len(ctx.protected)))]
         return make_pod(name, requests=std, node_selector={HOSTNAME: node}, priority=1000)
+    if variant == 5 and ctx.protected and ctx.exposed:
+        return make_pod(name, requests=std, affinity=_pair_affinity(ctx, rng), priority=1000)
     return make_pod(name, requests=std, node_selector={TYPE: "std"}, priority=1000, preemptionPolicy="Never")
+
+
+def _pair_affinity(ctx: Context, rng: np.random.Generator) -> dict[str, Any]:
+    """A protected node and an exposed one listed before it. Their victims tie on priority, and
+    the protected node's victims started later, which upstream prefers: only the budgets make the
+    exposed node the better candidate."""
+    protected = ctx.protected[int(rng.integers(len(ctx.protected)))]
+    earlier = [n for n in ctx.exposed if n < protected] or ctx.exposed
+    exposed = earlier[int(rng.integers(len(earlier)))]
+    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [exposed, protected]}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
 def _unschedulable(name: str, i: int, ctx: Context, rng: np.random.Generator) -> dict[str, Any]:

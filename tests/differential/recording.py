@@ -1,6 +1,6 @@
-"""What the differential test compares: per pod, the scheduler's decisions in the order they happened.
+"""What the differential test compares: the scheduler's decisions, in the order they happened.
 
-Each pod (``namespace/name``) has a list of entries:
+The recording is one log of ``(pod, entry)`` pairs, ``pod`` being ``namespace/name``; an entry is
 
 - ``["bound", node]``: a binding was posted;
 - ``["failed", message]``: a ``FailedScheduling`` event, with its note as the outbox received it;
@@ -8,10 +8,10 @@ Each pod (``namespace/name``) has a list of entries:
 - ``["preempting", node, [victims]]``: a preemption job was handed to the outbox;
 - ``["evicted", preemptor]``: a ``Preempted`` event on a victim.
 
-Pods are kept in the order of their first entry. The file is gzipped JSON with the messages
-interned (a table, entries refer to it by index), written with sorted keys, fixed separators and a
-zero gzip timestamp so that one recording is always the same bytes. :func:`first_difference`
-explains a mismatch pod by pod, which is what a refactor wants to read.
+The file is gzipped JSON with pods and messages interned (tables the log refers to by index),
+written with sorted keys, fixed separators and a zero gzip timestamp so that one recording is
+always the same bytes. :func:`first_difference` names the earliest decision that differs and shows
+that pod's history on both sides, which is what a refactor wants to read.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from tests.differential.names import kind_of
 
-FORMAT: Final = 1
+FORMAT: Final = 2
 BOUND: Final = "bound"
 FAILED: Final = "failed"
 NOMINATED: Final = "nominated"
@@ -41,23 +41,34 @@ class Recording:
 
     workload: dict[str, Any] = field(default_factory=dict)
     """Size name, seed and workload digest."""
-    pods: dict[str, list[Entry]] = field(default_factory=dict)
+    log: list[tuple[str, Entry]] = field(default_factory=list)
 
     def add(self, pod: str, *entry: Any) -> None:
-        self.pods.setdefault(pod, []).append(list(entry))
+        self.log.append((pod, list(entry)))
+
+    def by_pod(self) -> dict[str, list[Entry]]:
+        """Each pod's entries, pods in the order of their first entry."""
+        out: dict[str, list[Entry]] = {}
+        for pod, entry in self.log:
+            out.setdefault(pod, []).append(entry)
+        return out
 
     # ---------------------------------------------------------------- file format
     def to_bytes(self) -> bytes:
+        pods: dict[str, int] = {}
         messages: dict[str, int] = {}
-        pods = []
-        for key, entries in self.pods.items():
-            packed = []
-            for e in entries:
-                if e[0] == FAILED:
-                    e = [FAILED, messages.setdefault(e[1], len(messages))]
-                packed.append(e)
-            pods.append([key, packed])
-        doc = {"format": FORMAT, "workload": self.workload, "messages": list(messages), "pods": pods}
+        log = []
+        for pod, e in self.log:
+            if e[0] == FAILED:
+                e = [FAILED, messages.setdefault(e[1], len(messages))]
+            log.append([pods.setdefault(pod, len(pods)), *e])
+        doc = {
+            "format": FORMAT,
+            "workload": self.workload,
+            "pods": list(pods),
+            "messages": list(messages),
+            "log": log,
+        }
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return gzip.compress(text.encode(), compresslevel=9, mtime=0)
 
@@ -66,15 +77,9 @@ class Recording:
         doc = json.loads(gzip.decompress(data))
         if doc.get("format") != FORMAT:
             raise ValueError(f"golden format {doc.get('format')!r}, expected {FORMAT}: regenerate it")
-        messages = doc["messages"]
-        pods = {
-            key: [[FAILED, messages[e[1]]] if e[0] == FAILED else e for e in entries]
-            for key, entries in doc["pods"]
-        }
-        return cls(workload=doc["workload"], pods=pods)
-
-    def save(self, path: Path) -> None:
-        path.write_bytes(self.to_bytes())
+        pods, messages = doc["pods"], doc["messages"]
+        log = [(pods[p], [FAILED, messages[e[1]]] if e[0] == FAILED else e) for p, *e in doc["log"]]
+        return cls(workload=doc["workload"], log=log)
 
     @classmethod
     def load(cls, path: Path) -> Recording:
@@ -82,10 +87,10 @@ class Recording:
 
     # ---------------------------------------------------------------- summary
     def summary(self) -> dict[str, dict[str, int]]:
-        """Per pod kind: pods seen, placed (last binding), never placed, ever failed, preempting
-        (handed victims to the outbox) and evicted."""
+        """Per pod kind: pods seen, placed (a binding posted), never placed, ever failed,
+        preempting (handed victims to the outbox) and evicted."""
         out: dict[str, dict[str, int]] = {}
-        for key, entries in self.pods.items():
+        for key, entries in self.by_pod().items():
             row = out.setdefault(
                 kind_of(key.split("/", 1)[1]),
                 dict.fromkeys(("pods", "placed", "never_placed", "failed", "preempting", "evicted"), 0),
@@ -100,42 +105,56 @@ class Recording:
 
 
 def first_difference(expected: Recording, got: Recording) -> str | None:
-    """None when the recordings agree; otherwise a readable account of the first pod that differs
-    (in the expected order), how many pods differ, and where the order of first decisions parts."""
+    """None when the recordings agree; otherwise the earliest decision that differs, how many pods
+    differ in all, and the history of the pod (or two pods) concerned on both sides."""
     if expected.workload != got.workload:
         return (
             f"the workload itself changed: golden {expected.workload} vs now {got.workload} "
             "(a generator edit or a numpy Generator stream change): regenerate the golden"
         )
-    differing = [k for k in expected.pods.keys() | got.pods.keys() if expected.pods.get(k) != got.pods.get(k)]
-    if not differing:
-        order_e, order_g = list(expected.pods), list(got.pods)
-        if order_e == order_g:
-            return None
-        i = next(i for i, (a, b) in enumerate(zip(order_e, order_g, strict=True)) if a != b)
-        return f"same decisions per pod, but in another order from position {i}: {order_e[i]} vs {order_g[i]}"
-    rank = {k: i for i, k in enumerate(expected.pods)}
-    first = min(differing, key=lambda k: rank.get(k, len(rank)))
-    return _explain(first, expected.pods.get(first), got.pods.get(first), len(differing), len(expected.pods))
-
-
-def _explain(pod: str, want: list[Entry] | None, have: list[Entry] | None, n: int, total: int) -> str:
-    lines = [f"{n} of {total} pods differ; the first is {pod}:"]
-    want, have = want or [], have or []
-    at = next(
-        (i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b), min(len(want), len(have))
-    )
-    lines.append(f"  entries agree up to #{at}")
-    for label, entries in (("expected", want), ("got     ", have)):
-        lines.append(f"  {label}:")
-        for i, e in enumerate(entries[max(0, at - 2) : at + 3], start=max(0, at - 2)):
-            lines.append(f"    {'>' if i == at else ' '} #{i} {_short(e)}")
-        if len(entries) > at + 3:
-            lines.append(f"      ... {len(entries) - at - 3} more")
+    n = min(len(expected.log), len(got.log))
+    at = next((i for i in range(n) if expected.log[i] != got.log[i]), n)
+    if at == len(expected.log) == len(got.log):
+        return None
+    want, have = _by_pod_until(expected, at), _by_pod_until(got, at)
+    mine, theirs = expected.by_pod(), got.by_pod()
+    differing = sum(1 for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    lines = [
+        f"decision #{at} of {len(expected.log)} differs ({differing} of {len(mine)} pods differ in all):",
+        f"  expected: {_describe(expected.log, at)}",
+        f"  got:      {_describe(got.log, at)}",
+    ]
+    pods = dict.fromkeys(log[at][0] for log in (expected.log, got.log) if at < len(log))
+    for pod in pods:
+        lines.append(f"  {pod}, decisions before #{at} then after:")
+        for label, before, full in (("expected", want, mine), ("got     ", have, theirs)):
+            lines.append(f"    {label}: {_history(before.get(pod, []), full.get(pod, []))}")
     return "\n".join(lines)
 
 
-def _short(entry: Entry, limit: int = 400) -> str:
+def _by_pod_until(recording: Recording, at: int) -> dict[str, list[Entry]]:
+    out: dict[str, list[Entry]] = {}
+    for pod, entry in recording.log[:at]:
+        out.setdefault(pod, []).append(entry)
+    return out
+
+
+def _describe(log: list[tuple[str, Entry]], at: int) -> str:
+    if at >= len(log):
+        return "(no more decisions)"
+    pod, entry = log[at]
+    return f"{pod} {_short(entry)}"
+
+
+def _history(before: list[Entry], full: list[Entry], keep: int = 3) -> str:
+    """The last ``keep`` entries before the difference, ``|``, then the next ``keep``."""
+    head = [_short(e) for e in before[-keep:]]
+    tail = [_short(e) for e in full[len(before) : len(before) + keep]]
+    more = len(full) - len(before) - keep
+    return " ".join([*head, "|", *tail, f"(+{more} more)" if more > 0 else ""]).rstrip()
+
+
+def _short(entry: Entry, limit: int = 300) -> str:
     text = json.dumps(entry, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 4] + " ..."
 

@@ -170,7 +170,8 @@ def generate(size: Size, seed: int) -> Workload:
     nodes = [_node(i, str(rng.choice(NODE_TYPES, p=NODE_TYPE_P)), rng) for i in range(size.nodes)]
     running = _running(nodes, rng)
     pdbs = _pdbs(running, rng)
-    ctx = Context(apps=max(10, len(nodes) // 25), protected=_protected_nodes(running, pdbs))
+    protected, exposed = _budget_cover(nodes, running, pdbs)
+    ctx = Context(apps=max(10, len(nodes) // 25), protected=protected, exposed=exposed)
     pending = pending_pods(size.pending, ctx, rng)
     return Workload(nodes, running, pdbs, _waves(size, pending, running, len(nodes), rng))
 
@@ -259,21 +260,31 @@ def _pdbs(running: list[dict[str, Any]], rng: np.random.Generator) -> list[dict[
     return out
 
 
-def _protected_nodes(running: list[dict[str, Any]], pdbs: list[dict[str, Any]]) -> list[str]:
-    """``std`` nodes all of whose running pods belong to budgets that allow no disruption: a
-    preemptor confined to one of them must violate a budget (upstream then still preempts)."""
-    frozen = {
-        (b["metadata"]["namespace"], b["spec"]["selector"]["matchLabels"]["app"])
+def _budget_cover(
+    nodes: list[dict[str, Any]], running: list[dict[str, Any]], pdbs: list[dict[str, Any]]
+) -> tuple[list[str], list[str]]:
+    """``std`` nodes (two running pods each) split by what budgets say about their pods:
+    *protected*, both pods in budgets that allow no disruption (a preemptor confined to one must
+    violate a budget; upstream then still preempts), and *exposed*, both pods ``svc`` (priority
+    100) that no budget covers."""
+    allowed = {
+        (b["metadata"]["namespace"], b["spec"]["selector"]["matchLabels"]["app"]): b["status"][
+            "disruptionsAllowed"
+        ]
         for b in pdbs
-        if b["status"]["disruptionsAllowed"] == 0
     }
-    by_node: dict[str, list[bool]] = {}
+    by_node: dict[str, list[int | None]] = {}
     for raw in running:
         meta = raw["metadata"]
+        cover = allowed.get((meta["namespace"], meta["labels"]["app"]))
         by_node.setdefault(raw["spec"]["nodeName"], []).append(
-            (meta["namespace"], meta["labels"]["app"]) in frozen
+            -1 if cover is None and meta["labels"]["tier"] == "svc" else cover
         )
-    return sorted(node for node, covered in by_node.items() if len(covered) == 2 and all(covered))
+    std = {n["metadata"]["name"] for n in nodes if n["metadata"]["labels"][TYPE] == "std"}
+    pairs = sorted((node, covers) for node, covers in by_node.items() if node in std)
+    protected = [node for node, covers in pairs if covers == [0, 0]]
+    exposed = [node for node, covers in pairs if covers == [-1, -1]]
+    return protected, exposed
 
 
 # ------------------------------------------------------------------------------------------ waves

@@ -8,7 +8,8 @@ dict, applies each write the way kube-apiserver would, and hands the resulting i
 ``deliver`` (the scheduler's inbox):
 
 - a binding sets ``spec.nodeName`` (the kubelet stand-in marks the pod Running with a start time)
-  and yields a successful :class:`BindDone`, then the pod's ``MODIFIED`` event;
+  and yields a successful :class:`BindDone`, then the pod's ``MODIFIED`` event (a pod that is gone
+  or already bound gets a failed one instead);
 - a status patch is merged (conditions by ``type``, ``null`` deletes) and yields ``MODIFIED``;
 - a preemption job patches and deletes its victims (``MODIFIED`` then ``DELETED``), then
   :class:`PreemptionDone`;

@@ -72,6 +72,11 @@ def container(
     return c
 
 
+def tolerating(taint: Mapping[str, str]) -> dict[str, str]:
+    """The toleration (operator ``Equal``) that tolerates exactly ``taint``."""
+    return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+
+
 def make_pod(
     name: str = "p",
     *,
@@ -89,9 +94,11 @@ def make_pod(
     priority: int | None = None,
     scheduler_name: str | None = None,
     scheduling_gates: Iterable[str] = (),
+    status: Mapping[str, Any] | None = None,
     **spec_extra: Any,
 ) -> dict[str, Any]:
-    """A Pod dict. ``requests`` is a shortcut for one container with those requests."""
+    """A Pod dict. ``requests`` is a shortcut for one container with those requests; ``status``
+    (e.g. ``startTime``, ``phase``) is copied in as written."""
     if containers is None:
         containers = [container(requests=requests)] if requests is not None else [container()]
     spec: dict[str, Any] = {
@@ -114,7 +121,7 @@ def make_pod(
     if scheduling_gates:
         spec["schedulingGates"] = [{"name": g} for g in scheduling_gates]
     spec.update(spec_extra)
-    return {
+    raw: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -124,6 +131,33 @@ def make_pod(
             "labels": dict(labels or {}),
         },
         "spec": spec,
+    }
+    if status is not None:
+        raw["status"] = dict(status)
+    return raw
+
+
+def make_pdb(
+    name: str,
+    *,
+    namespace: str = "default",
+    match_labels: Mapping[str, str] | None = None,
+    min_available: int | None = None,
+    disruptions_allowed: int = 0,
+) -> dict[str, Any]:
+    """A policy/v1 PodDisruptionBudget dict. ``match_labels=None`` leaves the selector out (the
+    budget covers no pod); ``disruptions_allowed`` is the status the disruption controller writes."""
+    spec: dict[str, Any] = {}
+    if match_labels is not None:
+        spec["selector"] = {"matchLabels": dict(match_labels)}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-pdb-{namespace}-{name}"},
+        "spec": spec,
+        "status": {"disruptionsAllowed": disruptions_allowed},
     }
 
 

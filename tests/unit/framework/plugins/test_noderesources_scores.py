@@ -25,7 +25,7 @@ from ksched.framework.plugins.noderesources import new_balanced_allocation, new_
 from ksched.framework.plugins.noderesources.scoring import round_half_away, tdiv
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
-from ksched.model.pod import pod_from_dict
+from tests import builders
 from tests.builders import cluster_of, make_node, make_pod
 
 
@@ -115,7 +115,7 @@ def test_strategies(
 ) -> None:
     cluster = cluster_of(NODES, EXISTING)
     fit = new_fit(args, Handle("p"))
-    pod = pod_from_dict(make_pod("p", requests=req))
+    pod = builders.pod("p", requests=req)
     assert list(np.asarray(fit.score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_)))) == want
 
 
@@ -156,7 +156,7 @@ def test_balanced_allocation(
 ) -> None:
     cluster = cluster_of(nodes, EXISTING)
     bal = new_balanced_allocation(_bal(resources), Handle("p"))
-    pod = pod_from_dict(make_pod("p", requests=req))
+    pod = builders.pod("p", requests=req)
     feasible = np.ones(len(nodes), dtype=np.bool_)
     state = CycleState()
     assert bal.pre_score(state, pod, cluster, feasible).ok
@@ -166,10 +166,10 @@ def test_balanced_allocation(
 def test_balanced_allocation_skips_best_effort_pods(path: str) -> None:
     cluster = cluster_of(NODES, EXISTING)
     bal = new_balanced_allocation(None, Handle("p"))
-    pod = pod_from_dict(make_pod("p"))
+    pod = builders.pod("p")
     assert bal.pre_score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_)).code == Code.SKIP
     # requests of resources BalancedAllocation does not look at do not count
-    pod = pod_from_dict(make_pod("p", requests={"example.com/gpu": "1"}))
+    pod = builders.pod("p", requests={"example.com/gpu": "1"})
     assert bal.pre_score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_)).code == Code.SKIP
 
 
@@ -192,7 +192,7 @@ def test_framework_run_selects_with_both_plugins(path: str) -> None:
         scores=[(fit, 1), (bal, 1)],
         rng=np.random.default_rng(7),
     )
-    pod = pod_from_dict(make_pod("p", requests={"cpu": "1", "memory": "2Gi"}))
+    pod = builders.pod("p", requests={"cpu": "1", "memory": "2Gi"})
     result = fw.run(pod, cluster, explain=True)
     assert result.status.ok
     assert result.selected_node == "big"

@@ -33,9 +33,8 @@ from ksched.framework.plugins.nodeunschedulable import new as new_node_unschedul
 from ksched.framework.profile import build_profiles
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
-from ksched.model.node import node_from_dict
-from ksched.model.pod import Pod, pod_from_dict
-from tests.builders import make_node, make_pod
+from ksched.model.pod import Pod
+from tests import builders
 
 N_NODES = 5_000
 PODS_PER_NODE = 10
@@ -49,9 +48,9 @@ def cluster() -> ClusterCache:
     sizes = [("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi"), ("32", "128Gi")]
     for i in range(N_NODES):
         cpu, mem = sizes[int(rng.integers(len(sizes)))]
-        cache.add_node(node_from_dict(make_node(f"node-{i:05d}", cpu=cpu, memory=mem, pods=110)))
+        cache.add_node(builders.node(f"node-{i:05d}", cpu=cpu, memory=mem, pods=110))
     shapes = [
-        pod_from_dict(make_pod("tpl", requests=req))
+        builders.pod("tpl", requests=req)
         for req in (
             {"cpu": "100m", "memory": "128Mi"},
             {"cpu": "250m", "memory": "512Mi"},
@@ -93,7 +92,7 @@ def framework(request: pytest.FixtureRequest) -> Framework:
 
 @pytest.fixture(scope="module")
 def pod() -> Pod:
-    return pod_from_dict(make_pod("incoming", requests={"cpu": "1", "memory": "2Gi"}))
+    return builders.pod("incoming", requests={"cpu": "1", "memory": "2Gi"})
 
 
 @pytest.fixture(params=["compiled", "numpy"])

@@ -25,9 +25,7 @@ from ksched.framework.interface import CycleState
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import Framework
-from ksched.model.node import node_from_dict
-from ksched.model.pod import pod_from_dict
-from tests.builders import make_node, make_pod
+from tests import builders
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "examples" / "plugins" / "config.yaml"
@@ -48,11 +46,11 @@ def cluster() -> ClusterCache:
         cpu = str(int(rng.choice([4, 8, 16, 32])))
         labels = {"example.com/hourly-cost": str(int(rng.integers(5, 200)))}
         cache.add_node(
-            node_from_dict(make_node(f"node-{i:05d}", cpu=cpu, memory="64Gi", pods=110, labels=labels))
+            builders.node(f"node-{i:05d}", cpu=cpu, memory="64Gi", pods=110, labels=labels)
         )
     for k in range(N_NODES * 5):
         node = f"node-{int(rng.integers(N_NODES)):05d}"
-        cache.add_pod(pod_from_dict(make_pod(f"p{k}", uid=f"u{k}", node_name=node, requests={"cpu": "500m"})))
+        cache.add_pod(builders.pod(f"p{k}", uid=f"u{k}", node_name=node, requests={"cpu": "500m"}))
     return cache
 
 
@@ -65,7 +63,7 @@ def frameworks() -> dict[str, Framework]:
     }
 
 
-POD = pod_from_dict(make_pod("new", requests={"cpu": "1", "memory": "1Gi"}))
+POD = builders.pod("new", requests={"cpu": "1", "memory": "1Gi"})
 
 
 def _feasible(cache: ClusterCache) -> np.ndarray:
@@ -94,7 +92,7 @@ def test_call_system_reserve_filter(benchmark: Any, cluster: ClusterCache, frame
 def test_call_gang_permit(benchmark: Any, frameworks: Any, member: bool) -> None:
     plugin = frameworks["examples"].plugins["Gang"]
     labels = {"example.com/gang": "g", "example.com/gang-size": "8"} if member else {}
-    pod = pod_from_dict(make_pod("m", labels=labels))
+    pod = builders.pod("m", labels=labels)
     state = CycleState()
     status, _ = benchmark(plugin.permit, state, pod, "node-00001")
     assert (status.code == 4) is member

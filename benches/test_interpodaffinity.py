@@ -34,9 +34,9 @@ from ksched.framework.plugins.interpodaffinity import new
 from ksched.framework.profile import build_profiles
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
-from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
-from tests.builders import make_node, make_pod
+from tests import builders
+from tests.builders import make_pod
 
 N_NODES = 5_000
 N_PODS = 10_000
@@ -68,7 +68,7 @@ def _nodes(cache: ClusterCache) -> None:
     for i in range(N_NODES):
         name = f"node-{i:05d}"
         labels = {HOSTNAME: name, ZONE: f"zone-{i % 3}"}
-        cache.add_node(node_from_dict(make_node(name, cpu="32", memory="128Gi", pods=110, labels=labels)))
+        cache.add_node(builders.node(name, cpu="32", memory="128Gi", pods=110, labels=labels))
 
 
 def _cluster(workload: str) -> ClusterCache:

@@ -32,6 +32,7 @@ from ksched.framework import kernels
 from ksched.framework.runtime import Framework
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
+from tests import builders
 from tests.builders import make_node, make_pod
 
 SIZES = (1_000, 5_000, 15_000)
@@ -56,8 +57,8 @@ def build_cluster(n_nodes: int) -> ClusterCache:
                 make_node(f"node-{i:05d}", cpu=cpu, memory=mem, pods=110, labels=labels, taints=taints)
             )
         )
-    plain = pod_from_dict(make_pod("tpl", requests={"cpu": "100m", "memory": "256Mi"}))
-    web = pod_from_dict(make_pod("web", requests={"cpu": "100m", "memory": "256Mi"}, labels={"app": "web"}))
+    plain = builders.pod("tpl", requests={"cpu": "100m", "memory": "256Mi"})
+    web = builders.pod("web", requests={"cpu": "100m", "memory": "256Mi"}, labels={"app": "web"})
     k = 0
     for i in range(n_nodes):
         for _ in range(int(rng.integers(PODS_PER_NODE - 2, PODS_PER_NODE + 3))):
@@ -108,7 +109,7 @@ def incoming(kind: str) -> Pod:
                 affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
             )
         )
-    return pod_from_dict(make_pod("incoming", requests=requests))
+    return builders.pod("incoming", requests=requests)
 
 
 PLUGIN_SETS = {

@@ -20,7 +20,7 @@ from ksched.model.node import node_from_dict
 from ksched.model.pod import pod_from_dict
 from ksched.scheduler.queue import SchedulingQueue
 from ksched.sim.workloads import make_nodes, make_pods, pod_template
-from tests.builders import make_pod
+from tests import builders
 
 
 def _event_line(obj: dict[str, Any], uid: str) -> bytes:
@@ -50,7 +50,7 @@ def test_decode_watch_event(benchmark: Any, kind: str) -> None:
 def test_assume_forget(benchmark: Any) -> None:
     """Assume a pod on a node of the 5,000-node cluster, then forget it: the cache's two hot updates."""
     cache = build_cluster(5_000)
-    pod = pod_from_dict(make_pod("assumed", uid="assumed-1", requests={"cpu": "250m", "memory": "512Mi"}))
+    pod = builders.pod("assumed", uid="assumed-1", requests={"cpu": "250m", "memory": "512Mi"})
     benchmark.group = "cache"
 
     def run() -> None:
@@ -66,7 +66,7 @@ def test_queue_push_pop(benchmark: Any, with_metrics: bool) -> None:
     """Add a pending pod, pop it, finish it: the queue's part of every cycle (1,000 pods queued)."""
     clock = itertools.count().__next__
     queue = SchedulingQueue(clock=lambda: float(clock()), metrics=Metrics() if with_metrics else None)
-    template = pod_from_dict(make_pod("q", requests={"cpu": "100m"}))
+    template = builders.pod("q", requests={"cpu": "100m"})
     for i in range(1_000):
         queue.add(dataclasses.replace(template, uid=f"bg-{i}", name=f"bg-{i}", priority=i % 3))
     counter = itertools.count()

@@ -28,10 +28,10 @@ from ksched.framework import kernels
 from ksched.framework.interface import CycleState
 from ksched.framework.plugins.podtopologyspread import PodTopologySpread
 from ksched.framework.profile import build_profiles
-from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.model.workloads import service_from_dict
-from tests.builders import make_node, make_pod
+from tests import builders
+from tests.builders import make_pod
 
 N_NODES = 5_000
 N_PODS = 10_000
@@ -49,7 +49,7 @@ def cluster() -> ClusterCache:
     for i in range(N_NODES):
         name = f"node-{i:05d}"
         labels = {ZONE: ZONES[i % len(ZONES)], HOST: name}
-        cache.add_node(node_from_dict(make_node(name, cpu="32", memory="128Gi", pods=110, labels=labels)))
+        cache.add_node(builders.node(name, cpu="32", memory="128Gi", pods=110, labels=labels))
     for j in range(N_PODS):
         app = APPS[int(rng.integers(len(APPS)))]
         node = f"node-{int(rng.integers(N_NODES)):05d}"

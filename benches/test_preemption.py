@@ -34,10 +34,10 @@ from ksched.framework.plugins.defaultpreemption import DefaultPreemption
 from ksched.framework.profile import build_profiles
 from ksched.framework.result import CycleResult
 from ksched.framework.runtime import Framework
-from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import Pod, pod_from_dict
-from tests.builders import make_node, make_pod
+from tests import builders
+from tests.builders import make_pod
 
 N_NODES = 5_000
 PODS_PER_NODE = 8
@@ -49,8 +49,8 @@ def build_async_like() -> ClusterCache:
     rng = np.random.default_rng(SEED)
     cache = ClusterCache(node_capacity=N_NODES)
     for i in range(N_NODES):
-        cache.add_node(node_from_dict(make_node(f"node-{i:05d}", cpu="4", memory="32Gi", pods=110)))
-    tpl = pod_from_dict(make_pod("tpl", requests={"cpu": "900m", "memory": "500Mi"}, priority=0))
+        cache.add_node(builders.node(f"node-{i:05d}", cpu="4", memory="32Gi", pods=110))
+    tpl = builders.pod("tpl", requests={"cpu": "900m", "memory": "500Mi"}, priority=0)
     k = 0
     for i in range(N_NODES):
         for _ in range(4):
@@ -64,8 +64,8 @@ def build_cluster(with_pdbs: bool) -> ClusterCache:
     rng = np.random.default_rng(SEED)
     cache = ClusterCache(node_capacity=N_NODES)
     for i in range(N_NODES):
-        cache.add_node(node_from_dict(make_node(f"node-{i:05d}", cpu="4", memory="16Gi", pods=110)))
-    tpl = pod_from_dict(make_pod("tpl", requests={"cpu": "500m", "memory": "1Gi"}))
+        cache.add_node(builders.node(f"node-{i:05d}", cpu="4", memory="16Gi", pods=110))
+    tpl = builders.pod("tpl", requests={"cpu": "500m", "memory": "1Gi"})
     k = 0
     for i in range(N_NODES):
         for _ in range(PODS_PER_NODE):

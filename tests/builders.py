@@ -1,7 +1,11 @@
 """Pod and node builders for table-driven tests, in the spirit of upstream's ``testing/wrappers.go``.
 
 They produce raw API dicts (what the informers and ``ksched explain`` see) so that every test also
-exercises the model's parsing; :func:`cluster_of` turns them into a :class:`ClusterCache`.
+exercises the model's parsing; :func:`node` and :func:`pod` parse them into records and
+:func:`cluster_of` turns them into a :class:`ClusterCache`. Every option is keyword-only and maps to
+one API field, so a table row reads like upstream's ``st.MakePod().Node("n1").Terminating()``; a
+test module keeps only the defaults its own table shares (a one-line partial), never its own dict
+surgery.
 """
 
 from __future__ import annotations
@@ -10,8 +14,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
-from ksched.model.node import node_from_dict
+from ksched.model.node import Node, node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
+
+TERMINATING_SINCE = "2024-01-01T00:00:00Z"
+"""The ``deletionTimestamp`` of a terminating pod: any fixed instant, so built objects compare equal."""
 
 
 def make_node(
@@ -26,7 +33,10 @@ def make_node(
     unschedulable: bool = False,
     images: Iterable[tuple[Iterable[str], int]] = (),
 ) -> dict[str, Any]:
-    """A Node dict; ``allocatable`` adds/overrides resources (e.g. ``{"nvidia.com/gpu": "2"}``)."""
+    """A Node dict; ``allocatable`` adds/overrides resources (e.g. ``{"nvidia.com/gpu": "2"}``).
+
+    ``images`` holds (names, sizeBytes) pairs; ``taints`` are dicts as :func:`taint` builds them.
+    """
     alloc: dict[str, Any] = {}
     if cpu is not None:
         alloc["cpu"] = str(cpu)
@@ -45,6 +55,16 @@ def make_node(
             "images": [{"names": list(n), "sizeBytes": s} for n, s in images],
         },
     }
+
+
+def node(name: str, **kwargs: Any) -> Node:
+    """A parsed :class:`Node` record (see :func:`make_node`), for tests that feed the cache directly."""
+    return node_from_dict(make_node(name, **kwargs))
+
+
+def taint(key: str, value: str = "", effect: str = "NoSchedule") -> dict[str, str]:
+    """A taint dict, ``{"key", "value", "effect"}`` as the API writes it."""
+    return {"key": key, "value": value, "effect": effect}
 
 
 def container(
@@ -94,11 +114,18 @@ def make_pod(
     priority: int | None = None,
     scheduler_name: str | None = None,
     scheduling_gates: Iterable[str] = (),
+    preemption_policy: str | None = None,
+    terminating: bool = False,
     status: Mapping[str, Any] | None = None,
     **spec_extra: Any,
 ) -> dict[str, Any]:
-    """A Pod dict. ``requests`` is a shortcut for one container with those requests; ``status``
-    (e.g. ``startTime``, ``phase``) is copied in as written."""
+    """A Pod dict. ``requests`` is a shortcut for one container with those requests.
+
+    ``terminating`` sets ``metadata.deletionTimestamp`` (:data:`TERMINATING_SINCE`): the pod is being
+    deleted, which the cache and the plugins treat differently from a running one. ``status`` is
+    copied as the pod's status (see :func:`pod_status`); without it the dict has no status at all.
+    Other ``spec`` fields go in as camelCase keywords (``topologySpreadConstraints=[...]``).
+    """
     if containers is None:
         containers = [container(requests=requests)] if requests is not None else [container()]
     spec: dict[str, Any] = {
@@ -120,18 +147,18 @@ def make_pod(
         spec["schedulerName"] = scheduler_name
     if scheduling_gates:
         spec["schedulingGates"] = [{"name": g} for g in scheduling_gates]
+    if preemption_policy is not None:
+        spec["preemptionPolicy"] = preemption_policy
     spec.update(spec_extra)
-    raw: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": uid or f"uid-{namespace}-{name}",
-            "labels": dict(labels or {}),
-        },
-        "spec": spec,
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": uid or f"uid-{namespace}-{name}",
+        "labels": dict(labels or {}),
     }
+    if terminating:
+        metadata["deletionTimestamp"] = TERMINATING_SINCE
+    raw: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
     if status is not None:
         raw["status"] = dict(status)
     return raw
@@ -161,9 +188,30 @@ def make_pdb(
     }
 
 
-def pod(**kwargs: Any) -> Pod:
-    """A parsed :class:`Pod` record (see :func:`make_pod`)."""
-    return pod_from_dict(make_pod(**kwargs))
+def pod_status(
+    *,
+    start_s: int | None = None,
+    nominated_node_name: str = "",
+    disruption_target: bool = False,
+) -> dict[str, Any]:
+    """A pod ``status``: ``start_s`` is startTime as seconds after the epoch (upstream's
+    ``StartTime(epoch + s)``, below a minute); ``disruption_target`` adds the DisruptionTarget
+    condition the scheduler sets on a victim it preempts."""
+    out: dict[str, Any] = {}
+    if start_s is not None:
+        out["startTime"] = f"1970-01-01T00:00:{start_s:02d}Z"
+    if nominated_node_name:
+        out["nominatedNodeName"] = nominated_node_name
+    if disruption_target:
+        out["conditions"] = [
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+        ]
+    return out
+
+
+def pod(name: str = "p", **kwargs: Any) -> Pod:
+    """A parsed :class:`Pod` record (see :func:`make_pod`), for tests that feed the cache directly."""
+    return pod_from_dict(make_pod(name, **kwargs))
 
 
 def cluster_of(nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]] = ()) -> ClusterCache:

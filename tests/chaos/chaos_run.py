@@ -20,9 +20,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sched_harness import KschedProcess, wait_until, write_config
+from sched_harness import KschedProcess, write_config
 
 from ksched.sim import ErrorRule, FaultConfig, LatencyRule, SimCluster, SimConfig
+from tests.integration.support import wait_until
 
 MI = 1024**2
 GI = 1024**3
@@ -268,7 +269,7 @@ class Replicas:
         return None
 
     def kill_leader(self, timeout: float) -> None:
-        leader = wait_until(self.leader, timeout=timeout, interval=0.1, what="a leader to kill")
+        leader = wait_until(self.leader, timeout_s=timeout, interval_s=0.1, what="a leader to kill")
         leader.proc.send_signal(signal.SIGKILL)
         leader.proc.wait(10)
         self.killed.append(leader)
@@ -362,8 +363,8 @@ def run_chaos(params: ChaosParams, tmp: Path) -> ChaosResult:
                 created = {p.name for p in specs[: (w + 1) * per_wave]} & fit
                 wait_until(
                     partial(_bound_a_third, sim, created),
-                    timeout=params.timeout_s / 4,
-                    interval=0.02,
+                    timeout_s=params.timeout_s / 4,
+                    interval_s=0.02,
                     what="a third of the pods so far to be bound",
                 )
                 replicas.kill_leader(timeout=params.timeout_s / 4)
@@ -379,7 +380,7 @@ def run_chaos(params: ChaosParams, tmp: Path) -> ChaosResult:
             return bound == len(fit) and unfit_done == len(unfit)
 
         try:
-            wait_until(done, timeout=params.timeout_s, interval=1.0, what="every pod to be decided")
+            wait_until(done, timeout_s=params.timeout_s, interval_s=1.0, what="every pod to be decided")
         except AssertionError as exc:
             bound, unfit_done = _progress(sim, fit, unfit)
             raise AssertionError(

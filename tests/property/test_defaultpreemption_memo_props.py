@@ -27,9 +27,8 @@ from ksched.framework.plugins.defaultpreemption import DefaultPreemption
 from ksched.framework.plugins.defaultpreemption.memo import Listing, ListingMemo, read_nodes
 from ksched.framework.plugins.interpodaffinity import new as new_inter_pod_affinity
 from ksched.framework.registry import Handle
-from ksched.model.node import node_from_dict
 from ksched.model.pod import pod_from_dict
-from tests.builders import make_node
+from tests import builders
 from tests.unit.framework.plugins.preemption_support import fit_framework, vpod
 
 N_NODES = 5
@@ -79,7 +78,7 @@ ANTI = {
 
 
 def _node(i: int) -> Any:
-    return node_from_dict(make_node(f"n{i}", cpu="2", memory="8Gi", pods=8, labels={HOST: f"n{i}"}))
+    return builders.node(f"n{i}", cpu="2", memory="8Gi", pods=8, labels={HOST: f"n{i}"})
 
 
 def _framework(affinity: bool) -> tuple[Any, DefaultPreemption]:

@@ -35,6 +35,7 @@ from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.model.pod_affinity import PodAffinityTerm, parse_pod_affinity_terms
+from tests import builders
 from tests.builders import make_node, make_pod
 
 KNOWN_NS = {"default": {"team": "t1"}, "a": {"team": "t2"}, "b": {}}
@@ -274,7 +275,7 @@ def build(s: dict[str, Any]) -> tuple[ClusterCache, list[Pod]]:
     for name, labels in KNOWN_NS.items():
         cache.set_namespace(namespace_from_dict({"metadata": {"name": name, "labels": labels}}))
     for name, labels in s["nodes"]:
-        cache.add_node(node_from_dict(make_node(name, labels=labels)))
+        cache.add_node(builders.node(name, labels=labels))
     existing = [pod_from_dict(p) for p in s["pods"]]
     for p in existing:
         cache.add_pod(p)

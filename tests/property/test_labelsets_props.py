@@ -18,10 +18,8 @@ from hypothesis import strategies as st
 from ksched.cache import labelsets
 from ksched.cache.affinity_pods import has_pod_affinity, has_required_anti_affinity
 from ksched.cache.cluster import ClusterCache
-from ksched.model.node import node_from_dict
-from ksched.model.pod import pod_from_dict
 from ksched.model.selectors import LabelSelector, parse_label_selector, selector_matches
-from tests.builders import make_node, make_pod
+from tests import builders
 
 NODE_NAMES = [f"n{i}" for i in range(5)]
 POD_NAMES = [f"p{i}" for i in range(8)]
@@ -54,21 +52,19 @@ def uid(name: str) -> str:
 
 
 def pod(name: str, node_name: str, labels: int, deleting: bool = False, affinity: int = 0):
-    raw = make_pod(
-        name,
+    return builders.pod(
+        name=name,
         namespace=NAMESPACES[POD_NAMES.index(name) % 2],
         uid=uid(name),
         node_name=node_name,
         labels=LABELS[labels],
         affinity=AFFINITY[affinity],
+        terminating=deleting,
     )
-    if deleting:
-        raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return pod_from_dict(raw)
 
 
 def node(name: str):
-    return node_from_dict(make_node(name, cpu="4", memory="8Gi", pods=10, labels={"zone": name[-1]}))
+    return builders.node(name, cpu="4", memory="8Gi", pods=10, labels={"zone": name[-1]})
 
 
 requirement = st.one_of(

@@ -41,7 +41,8 @@ from ksched.errors import ObjectError
 from ksched.model.pod import pod_from_dict
 from ksched.sim import SimCluster, SimConfig
 from ksched.sim.workloads import pod_template
-from tests.integration.scheduler.sched_harness import InProcessScheduler, wait_until, write_config
+from tests.integration.scheduler.sched_harness import InProcessScheduler, write_config
+from tests.integration.support import wait_until
 
 BATCHES = settings(PROFILE, max_examples=400 if FULL else 8)
 _AT_LEAST = 3 if FULL else 0
@@ -181,7 +182,7 @@ def test_malformed_objects_through_the_informer(
         return not unreported()
 
     try:
-        wait_until(settled, timeout=30, interval=0.05, what="good pods bound, bad pods reported")
+        wait_until(settled, timeout_s=30, interval_s=0.05, what="good pods bound, bad pods reported")
     except AssertionError as exc:
         missing = unreported()
         raise AssertionError(f"{exc}; bad pods not reported (error, condition, event): {missing}") from None

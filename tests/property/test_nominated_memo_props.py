@@ -28,6 +28,7 @@ from ksched.framework.runtime import Framework
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod
 from ksched.scheduler.queue_nominator import Nominator
+from tests import builders
 from tests.builders import make_node, pod
 from tests.property.test_nominated_rows_props import (
     N_NODES,
@@ -138,7 +139,7 @@ class _World:
             if name not in self.removed:
                 cache.remove_node(name)
                 new = f"x{self.seq}"
-                cache.add_node(node_from_dict(make_node(new, cpu="4", memory="8Gi", pods=8)))
+                cache.add_node(builders.node(new, cpu="4", memory="8Gi", pods=8))
                 self.names[op[1]] = new
         elif kind == "dry_run":
             # What preemption's probes do: take a node's pods out and put them back.

@@ -106,9 +106,8 @@ def scenarios(
             namespace=draw(st.sampled_from(NAMESPACES)),
             labels=draw(st.sampled_from(POD_LABELS)),
             node_name=f"n{draw(st.integers(0, n - 1))}",
+            terminating=draw(st.integers(0, 5)) == 0,
         )
-        if draw(st.integers(0, 5)) == 0:
-            p["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
         pods.append(p)
     # constraints: distinct (key, action) pairs, as the API server demands
     raw = draw(st.lists(constraint_dicts(), min_size=1, max_size=3))

@@ -29,11 +29,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from png import write_chart
-from sched_harness import KschedProcess, metric_value, wait_until, write_config
+from sched_harness import KschedProcess, metric_value, write_config
 
 from ksched.bench.procs import children
 from ksched.sim import SimCluster, SimConfig
 from ksched.sim.workloads import make_nodes, make_pods, pod_template
+from tests.integration.support import wait_until
 
 pytestmark = [pytest.mark.soak, pytest.mark.slow]
 
@@ -105,7 +106,7 @@ def test_soak_rss_and_latency_stay_flat(sim: SimCluster, tmp_path: Path) -> None
             assert proc.proc.poll() is None, f"ksched exited:\n{proc.log()[-3000:]}"
             return sum(1 for p in store.list("pods") if (p.get("spec") or {}).get("nodeName"))
 
-        wait_until(lambda: bound() == POPULATION, timeout=300, interval=1.0, what="the seed pods to bind")
+        wait_until(lambda: bound() == POPULATION, timeout_s=300, interval_s=1.0, what="the seed pods to bind")
         node_names = collections.deque(n["metadata"]["name"] for n in store.list("nodes"))
         next_node = NODES
         samples: list[dict[str, float]] = []

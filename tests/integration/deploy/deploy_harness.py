@@ -29,16 +29,15 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 import tomllib
-import urllib.error
-import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.integration.support import probe_get
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
@@ -300,14 +299,7 @@ class Replica:
 
     def get(self, path: str, port: int) -> tuple[int, str]:
         """(status, body) of GET http://pod_ip:port/path; (0, error) when nothing answers."""
-        try:
-            with urllib.request.urlopen(f"http://{self.pod_ip}:{port}{path}", timeout=5) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as exc:
-            with exc:
-                return exc.code, exc.read().decode()
-        except OSError as exc:
-            return 0, str(exc)
+        return probe_get(f"http://{self.pod_ip}:{port}{path}")
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -336,17 +328,6 @@ def _remap(value: str, mounts: dict[str, Path]) -> str:
             if end == len(value) or value[end] == "/":
                 return value[: idx + len(prefix)] + str(local) + value[end:]
     return value
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what or predicate}")
-        time.sleep(0.05)
 
 
 # ---------------------------------------------------------------------------------------------- API calls

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from deploy_harness import Replica, config_text, probe, wait_until
+from deploy_harness import Replica, config_text, probe
 
 from ksched.config import load_config
 from ksched.sim import SimCluster
 from ksched.sim.workloads import pod_template
+from tests.integration.support import wait_until
 
 POD_IPS = ("127.0.0.2", "127.0.0.3")
 
@@ -43,12 +44,14 @@ def test_two_replicas_started_as_the_deployment_starts_them_schedule_with_one_le
     for r in replicas:
         wait_until(
             lambda r=r: r.get(ready_path, port)[0] == 200 or not r.alive(),
-            timeout=60,
+            timeout_s=60,
             what=f"{r.name} ready",
         )
         assert r.alive(), f"{r.name} exited:\n{r.log()}"
         assert r.get(live_path, live_port) == (200, "ok")
-    wait_until(lambda: not _unbound(sim, "opt-in-"), timeout=60, what="the schedulerName: ksched pods bound")
+    wait_until(
+        lambda: not _unbound(sim, "opt-in-"), timeout_s=60, what="the schedulerName: ksched pods bound"
+    )
     assert sorted(_unbound(sim, "default-")) == ["default-0", "default-1"], "other schedulers' pods are left"
 
     def leaders() -> list[Replica]:
@@ -65,7 +68,7 @@ def test_two_replicas_started_as_the_deployment_starts_them_schedule_with_one_le
 
     # A rolling update stops the leader with SIGTERM: it releases the Lease, the standby takes over.
     assert leader.terminate() == 0, leader.log()
-    wait_until(lambda: leaders() == [standby], timeout=30, what="the standby to take over")
+    wait_until(lambda: leaders() == [standby], timeout_s=30, what="the standby to take over")
     sim.add_pods(5, pod_template(cpu="100m", memory="100Mi", scheduler_name="ksched"), name_prefix="later-")
-    wait_until(lambda: not _unbound(sim, "later-"), timeout=30, what="pods bound by the new leader")
+    wait_until(lambda: not _unbound(sim, "later-"), timeout_s=30, what="pods bound by the new leader")
     assert standby.alive(), standby.log()

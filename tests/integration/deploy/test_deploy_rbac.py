@@ -20,12 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from deploy_harness import ApiCall, Grant, Replica, RequestLog, allows, grants, parse_request, wait_until
+from deploy_harness import ApiCall, Grant, Replica, RequestLog, allows, grants, parse_request
 
 from ksched.runner import _informers
 from ksched.scheduler.inbox import Inbox
 from ksched.sim import FaultConfig, SimCluster
 from ksched.sim.workloads import node_template, pod_template
+from tests.integration.support import wait_until
 
 PENDING: dict[tuple[str, str, str], str] = {}
 """(verb, group, resource) granted before the code makes the call -> why. Keep it empty when possible."""
@@ -81,7 +82,7 @@ def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
     sim.add_pods(
         3, pod_template(cpu="1500m", memory="100Mi", priority=0, scheduler_name="ksched"), name_prefix="low-"
     )
-    wait_until(lambda: _all_bound(sim, "low-"), timeout=60, what="the low-priority pods bound")
+    wait_until(lambda: _all_bound(sim, "low-"), timeout_s=60, what="the low-priority pods bound")
     # Nothing fits: a FailedScheduling event and the PodScheduled=False condition.
     sim.add_pods(1, pod_template(cpu="64", memory="100Mi", scheduler_name="ksched"), name_prefix="huge-")
     wait_until(lambda: _event_about(sim, "huge-0", "FailedScheduling"), what="FailedScheduling for huge-0")
@@ -100,11 +101,11 @@ def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
         pod_template(cpu="1500m", memory="100Mi", priority=1000, scheduler_name="ksched"),
         name_prefix="high-",
     )
-    wait_until(lambda: _all_bound(sim, "high-"), timeout=30, what="the preemptor bound after preemption")
+    wait_until(lambda: _all_bound(sim, "high-"), timeout_s=30, what="the preemptor bound after preemption")
     # The leader renews its Lease every retryPeriod; SIGTERM releases it.
     wait_until(
         lambda: any(c.verb == "update" and c.resource == "leases" for c in log.calls),
-        timeout=30,
+        timeout_s=30,
         what="a Lease renewal",
     )
     assert replica.terminate() == 0, replica.log()

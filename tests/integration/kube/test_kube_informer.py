@@ -27,6 +27,7 @@ from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import pod_from_dict
 from ksched.sim import ErrorRule, FaultConfig, SimCluster, SimConfig
+from tests.integration.support import wait_until
 
 FAST = InformerSettings(
     page_size=4, watch_timeout_s=30.0, backoff=BackoffSettings(initial_s=0.02, max_s=0.1, reset_after_s=5.0)
@@ -123,10 +124,11 @@ def test_bookmarks_advance_the_version_and_server_timeouts_resume(
     assert inf.synced.wait(5)
     listed_rv = int(inf.resource_version)
     sim.add_nodes(2)  # moves the store's resourceVersion without a pod event
-    deadline = time.monotonic() + 3.0
-    while int(inf.resource_version) <= listed_rv and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert int(inf.resource_version) > listed_rv  # a BOOKMARK carried it forward
+    wait_until(
+        lambda: int(inf.resource_version) > listed_rv,
+        timeout_s=3.0,
+        what="a BOOKMARK to carry the informer's resourceVersion forward",
+    )
     for i in range(6):  # across at least one server-side watch timeout (1-2 s)
         sim.add_pods(1, name_prefix="t-", start=i)
         time.sleep(0.4)

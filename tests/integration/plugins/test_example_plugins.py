@@ -19,6 +19,7 @@ from ksched.model.pod import Pod, pod_from_dict
 from ksched.scheduler.inbox import BindDone
 from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.queue_setup import queue_for
+from tests import builders
 from tests.builders import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -67,7 +68,7 @@ def load(config: Path = CONFIG) -> tuple[Any, Any]:
 def nodes(cache: ClusterCache, costs: dict[str, str | None], cpu: str = "4") -> None:
     for name, cost in costs.items():
         labels = {COST: cost} if cost is not None else {}
-        cache.add_node(node_from_dict(make_node(name, cpu=cpu, memory="16Gi", pods=110, labels=labels)))
+        cache.add_node(builders.node(name, cpu=cpu, memory="16Gi", pods=110, labels=labels))
 
 
 def framework() -> Framework:
@@ -80,7 +81,7 @@ def test_node_cost_prefers_the_cheapest_node_and_normalizes_to_0_100() -> None:
     cache = ClusterCache()
     nodes(cache, {"a": "30", "b": "10", "c": "20", "d": None, "e": "oops"})
     fw = framework()
-    result = fw.schedule_pod(pod_from_dict(make_pod("p", requests={"cpu": "100m"})), cache, explain=True)
+    result = fw.schedule_pod(builders.pod("p", requests={"cpu": "100m"}), cache, explain=True)
     assert result.selected_node == "b"
     scores = {ps.plugin: ps for ps in result.scores}["NodeCost"]
     assert scores.weight == 5
@@ -103,16 +104,16 @@ def test_system_reserve_keeps_a_share_for_system_pods() -> None:
     cache = ClusterCache()
     nodes(cache, {"a": "10", "b": "20"})
     fw = framework()
-    big = pod_from_dict(make_pod("big", requests={"cpu": "3700m"}))
+    big = builders.pod("big", requests={"cpu": "3700m"})
     result = fw.schedule_pod(big, cache)
     assert result.selected_node is None
     assert (
         result.message()
         == "0/2 nodes are available: 2 node(s) would use the 10% of cpu kept for system pods."
     )
-    system = pod_from_dict(make_pod("big", namespace="kube-system", requests={"cpu": "3700m"}))
+    system = builders.pod("big", namespace="kube-system", requests={"cpu": "3700m"})
     assert fw.schedule_pod(system, cache).selected_node == "a"
-    fits = pod_from_dict(make_pod("fits", requests={"cpu": "3600m"}))
+    fits = builders.pod("fits", requests={"cpu": "3600m"})
     assert fw.schedule_pod(fits, cache).selected_node == "a"
 
 
@@ -120,7 +121,7 @@ def test_system_reserve_reports_each_resource_with_its_own_reason() -> None:
     cache = ClusterCache()
     nodes(cache, {"a": "10"})
     fw = framework()
-    pod = pod_from_dict(make_pod("p", requests={"cpu": "3900m", "memory": "15Gi"}))
+    pod = builders.pod("p", requests={"cpu": "3900m", "memory": "15Gi"})
     result = fw.schedule_pod(pod, cache)
     assert result.first_failure(0) == (
         "SystemReserve",
@@ -152,7 +153,7 @@ def loop() -> tuple[Scheduler, Outbox, Clock]:
 
 def member(name: str, size: int = 3, gang: str = "g1") -> Pod:
     labels = {"example.com/gang": gang, "example.com/gang-size": str(size)}
-    return pod_from_dict(make_pod(name, requests={"cpu": "1"}, labels=labels))
+    return builders.pod(name, requests={"cpu": "1"}, labels=labels)
 
 
 def drain(sched: Scheduler) -> None:
@@ -163,7 +164,7 @@ def test_gang_binds_all_members_only_when_the_last_one_arrives() -> None:
     sched, outbox, _ = loop()
     for name in ("m1", "m2"):
         sched.inbox.put(kev.Upserted("pods", member(name)))
-    sched.inbox.put(kev.Upserted("pods", pod_from_dict(make_pod("solo", requests={"cpu": "1"}))))
+    sched.inbox.put(kev.Upserted("pods", builders.pod("solo", requests={"cpu": "1"})))
     drain(sched)
     assert [p.name for p, _ in outbox.binds] == ["solo"]  # members wait; others are not held up
     assert sched.binding_cycle.waiting == 2

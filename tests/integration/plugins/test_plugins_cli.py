@@ -9,14 +9,15 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from ksched.sim import SimCluster, SimConfig
 from ksched.sim.workloads import node_template, pod_template
+from tests.integration.support import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "plugins"
@@ -29,7 +30,6 @@ PLUGIN_ARGS = (
     "examples.plugins.gang:Gang",
 )
 COST = "example.com/hourly-cost"
-T = TypeVar("T")
 
 
 def ksched(*args: str) -> subprocess.CompletedProcess[str]:
@@ -64,17 +64,6 @@ def test_unimportable_plugin_is_a_one_line_error() -> None:
     proc = ksched("run", "--plugin", "examples.plugins.nope:Nope", "--config", str(EXAMPLES / "config.yaml"))
     assert proc.returncode == 2
     assert proc.stderr.startswith("ksched run: error: --plugin: 'examples.plugins.nope:Nope': cannot import")
-
-
-def wait_until(predicate: Callable[[], T], timeout: float = 20.0, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture

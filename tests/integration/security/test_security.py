@@ -31,7 +31,8 @@ import yaml
 from ksched.sim import SimCluster
 from ksched.sim.cli import is_loopback
 from ksched.sim.workloads import pod_template
-from tests.integration.scheduler.sched_harness import bound_count, wait_until, write_config
+from tests.integration.scheduler.sched_harness import bound_count, write_config
+from tests.integration.support import http_get, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -57,7 +58,7 @@ class Run:
             m = SERVING.search(self.log())
             return (m.group(1), m.group(2), int(m.group(3))) if m else None
 
-        return wait_until(find, timeout=60, what="ksched to serve")
+        return wait_until(find, timeout_s=60, what="ksched to serve")
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -80,15 +81,6 @@ def runs(tmp_path: Path) -> Iterator[list[Run]]:
     yield started
     for r in started:
         r.close()
-
-
-def _get(url: str, context: ssl.SSLContext | None = None) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10, context=context) as resp:
-            return resp.status, resp.read().decode(errors="replace")
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, exc.read().decode(errors="replace")
 
 
 def _listeners(port: int) -> set[str]:
@@ -115,7 +107,7 @@ def test_security_run_serves_on_loopback_by_default(
     scheme, host, port = r.serving()
     assert (scheme, host) == ("http", "127.0.0.1")
     assert _listeners(port) == {"0100007F"}, _listeners(port)  # 127.0.0.1 only, no 0.0.0.0 or ::
-    assert _get(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
+    assert http_get(f"http://127.0.0.1:{port}/healthz", timeout_s=10) == (200, "ok")
     assert r.stop() == 0, r.log()
 
 
@@ -129,7 +121,7 @@ def test_security_debug_profile_only_when_enabled(
     r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(config)])
     runs.append(r)
     _, _, port = r.serving()
-    status, body = _get(f"http://127.0.0.1:{port}/debug/profile?seconds=0.2")
+    status, body = http_get(f"http://127.0.0.1:{port}/debug/profile?seconds=0.2", timeout_s=10)
     if enabled:
         assert status == 200
     else:
@@ -158,13 +150,13 @@ def test_security_tls_serving(sim: SimCluster, kubeconfig: Path, tmp_path: Path,
     scheme, host, port = r.serving()
     assert (scheme, host) == ("https", "127.0.0.1")
     trusted = ssl.create_default_context(cafile=str(cert))
-    assert _get(f"https://127.0.0.1:{port}/healthz", trusted) == (200, "ok")
-    status, text = _get(f"https://127.0.0.1:{port}/metrics", trusted)
+    assert http_get(f"https://127.0.0.1:{port}/healthz", timeout_s=10, context=trusted) == (200, "ok")
+    status, text = http_get(f"https://127.0.0.1:{port}/metrics", timeout_s=10, context=trusted)
     assert status == 200 and "scheduler_pending_pods" in text
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):  # not trusted by default
-        _get(f"https://127.0.0.1:{port}/healthz", ssl.create_default_context())
+        http_get(f"https://127.0.0.1:{port}/healthz", timeout_s=10, context=ssl.create_default_context())
     with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):  # no plain HTTP on that port
-        _get(f"http://127.0.0.1:{port}/healthz")
+        http_get(f"http://127.0.0.1:{port}/healthz", timeout_s=10)
     assert r.stop() == 0, r.log()
 
 
@@ -201,7 +193,7 @@ def test_security_no_token_or_kubeconfig_in_logs(sim: SimCluster, tmp_path: Path
             verbosity=10)
     runs.append(r)
     r.serving()
-    wait_until(lambda: bound_count(sim) == 20, timeout=60, what="20 pods bound")
+    wait_until(lambda: bound_count(sim) == 20, timeout_s=60, what="20 pods bound")
     assert r.stop() == 0, r.log()
     log = r.log()
     assert "DEBUG" in log, "the run did not log at debug level"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 
 from ksched.sim import SimCluster, SimConfig
 from ksched.sim.cli import add_serve_parser, config_from_args
+from tests.integration.support import wait_until
 
 
 def _bind(sim: SimCluster, name: str, node: str = "node-0") -> None:
@@ -19,21 +19,17 @@ def _phase(sim: SimCluster, name: str) -> str | None:
     return None if pod is None else pod["status"]["phase"]
 
 
-def _until(cond: Callable[[], bool], timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return cond()
-
-
 def test_bound_pods_become_running_by_default() -> None:
     with SimCluster(SimConfig(running_delay_s=0.01)) as sim:
         sim.add_pods(300)
         for i in range(300):  # from this thread, not the loop's: the sweep is armed across threads
             _bind(sim, f"pod-{i}", f"node-{i % 7}")
-        assert _until(lambda: all(_phase(sim, f"pod-{i}") == "Running" for i in range(300)))
+        wait_until(
+            lambda: all(_phase(sim, f"pod-{i}") == "Running" for i in range(300)),
+            timeout_s=5.0,
+            interval_s=0.01,
+            what="all 300 bound pods Running",
+        )
         pod = sim.store.get("pods", "pod-0", "default")
         assert pod is not None
         assert pod["status"]["podIP"].startswith("10.244.")
@@ -47,7 +43,9 @@ def test_unbound_pods_are_not_started() -> None:
     with SimCluster(SimConfig(running_delay_s=0.0)) as sim:
         sim.add_pods(2)
         _bind(sim, "pod-0")
-        assert _until(lambda: _phase(sim, "pod-0") == "Running")
+        wait_until(
+            lambda: _phase(sim, "pod-0") == "Running", timeout_s=5.0, interval_s=0.01, what="pod-0 Running"
+        )
         assert _phase(sim, "pod-1") == "Pending"
 
 
@@ -64,7 +62,7 @@ def test_without_start_pods_bound_pods_stay_pending_and_graceful_deletes_complet
         deleted = sim.store.delete("pods", "pod-1", "default", grace_period_s=30)
         assert deleted["metadata"]["deletionTimestamp"]  # 30 s x 0.01: removed after ~0.3 s
         assert _phase(sim, "pod-1") == "Pending"
-        assert _until(lambda: _phase(sim, "pod-1") is None)
+        wait_until(lambda: _phase(sim, "pod-1") is None, timeout_s=5.0, interval_s=0.01, what="pod-1 removed")
         assert _phase(sim, "pod-0") == "Pending" and _phase(sim, "pod-2") == "Pending"
 
 

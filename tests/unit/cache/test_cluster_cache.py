@@ -13,25 +13,24 @@ from hypothesis import strategies as st
 
 from ksched.cache.cluster import ClusterCache
 from ksched.errors import CacheError
-from ksched.model.node import node_from_dict
-from ksched.model.pod import HostPort, pod_from_dict
-from tests.builders import container, make_node, make_pod
+from ksched.model.pod import HostPort
+from tests import builders
+from tests.builders import container
 
 
 def node(name: str, cpu: str = "4", gpus: int = 0, taint: bool = False):
+    """This module's node: 8Gi, 10 pods, zoned by its last character; ``taint`` taints it with its name."""
     alloc = {"nvidia.com/gpu": str(gpus)} if gpus else {}
-    taints = [{"key": "t", "value": name, "effect": "NoSchedule"}] if taint else []
-    return node_from_dict(
-        make_node(
-            name, cpu=cpu, memory="8Gi", pods=10, allocatable=alloc, taints=taints, labels={"zone": name[-1]}
-        )
+    taints = [builders.taint("t", name)] if taint else []
+    return builders.node(
+        name, cpu=cpu, memory="8Gi", pods=10, allocatable=alloc, taints=taints, labels={"zone": name[-1]}
     )
 
 
 def pod(name: str, node_name: str = "", cpu: str = "1", gpu: int = 0, port: int = 0):
     reqs = {"cpu": cpu, **({"nvidia.com/gpu": str(gpu)} if gpu else {})}
     c = container(requests=reqs, host_ports=[("TCP", "", port)] if port else ())
-    return pod_from_dict(make_pod(name, node_name=node_name, containers=[c]))
+    return builders.pod(name, node_name=node_name, containers=[c])
 
 
 def snapshot(cache: ClusterCache) -> dict[str, tuple]:

@@ -13,25 +13,31 @@ import pytest
 from ksched.cache import labelsets
 from ksched.cache.cluster import ClusterCache
 from ksched.model.namespace import Namespace
-from ksched.model.node import node_from_dict
-from ksched.model.pod import pod_from_dict
+from ksched.model.node import Node
+from ksched.model.pod import Pod
 from ksched.model.selectors import EVERYTHING, parse_label_selector
-from tests.builders import make_node, make_pod
+from tests import builders
 
 
 def sel(raw):
     return parse_label_selector(raw, "test", "selector")
 
 
-def node(name: str):
-    return node_from_dict(make_node(name, cpu="64", memory="64Gi", pods=1000, labels={"zone": name[:2]}))
+def node(name: str) -> Node:
+    """This module's node: room for any pod, zoned by the first two characters of its name."""
+    return builders.node(name, cpu="64", memory="64Gi", pods=1000, labels={"zone": name[:2]})
 
 
-def pod(name, node_name="n1", ns="default", labels=None, deleting=False, affinity=None):
-    raw = make_pod(name, namespace=ns, node_name=node_name, labels=labels or {}, affinity=affinity)
-    if deleting:
-        raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return pod_from_dict(raw)
+def pod(name, node_name="n1", ns="default", labels=None, deleting=False, affinity=None) -> Pod:
+    """This module's pod, bound to ``n1`` unless told otherwise; ``deleting`` makes it terminating."""
+    return builders.pod(
+        name=name,
+        namespace=ns,
+        node_name=node_name,
+        labels=labels or {},
+        affinity=affinity,
+        terminating=deleting,
+    )
 
 
 def cache_with(*names: str) -> ClusterCache:

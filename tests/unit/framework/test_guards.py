@@ -24,15 +24,13 @@ from ksched.framework.loader import PluginRegistry
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import Framework
 from ksched.metrics import FrameworkMetrics, Metrics
-from ksched.model.node import node_from_dict
-from ksched.model.pod import pod_from_dict
-from tests.builders import make_node, make_pod
+from tests import builders
 
 
 def cluster(n: int = 3) -> ClusterCache:
     cache = ClusterCache()
     for i in range(n):
-        cache.add_node(node_from_dict(make_node(f"n{i}", cpu="4", memory="8Gi", pods=10)))
+        cache.add_node(builders.node(f"n{i}", cpu="4", memory="8Gi", pods=10))
     return cache
 
 
@@ -56,7 +54,7 @@ def framework(
 
 
 def pod() -> Any:
-    return pod_from_dict(make_pod("p", requests={"cpu": "100m"}))
+    return builders.pod("p", requests={"cpu": "100m"})
 
 
 def score_plugin(fn: Callable[[api.ClusterView], Any], normalize: Callable[[Any], Any] | None = None) -> type:

@@ -38,6 +38,7 @@ from ksched.scheduler.events_registry import (
     events_of_plugin,
     registry_for_profiles,
 )
+from tests import builders
 from tests.builders import make_node
 
 PUBLIC = {
@@ -303,7 +304,7 @@ def test_load_with_plugins_reads_a_config_file(tmp_path: Path) -> None:
 
 def test_cluster_view_is_read_only_and_row_aligned() -> None:
     cache = ClusterCache()
-    cache.add_node(node_from_dict(make_node("a", cpu="2", memory="1Gi", labels={"tier": "7"})))
+    cache.add_node(builders.node("a", cpu="2", memory="1Gi", labels={"tier": "7"}))
     cache.add_node(
         node_from_dict(
             make_node(

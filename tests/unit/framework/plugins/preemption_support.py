@@ -22,7 +22,7 @@ from ksched.framework.result import CycleResult
 from ksched.framework.runtime import Framework
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import Pod, pod_from_dict
-from tests.builders import make_node, make_pod
+from tests.builders import make_node, make_pod, pod_status
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
@@ -57,24 +57,18 @@ def vpod(
     **spec: Any,
 ) -> dict[str, Any]:
     """A pod dict like upstream's ``st.MakePod()...Obj()``; ``start`` is StartTime(epoch + start s)."""
-    raw = make_pod(
-        name, uid=name, node_name=node_name, priority=priority, requests=req, labels=labels, **spec
+    return make_pod(
+        name,
+        uid=name,
+        node_name=node_name,
+        priority=priority,
+        requests=req,
+        labels=labels,
+        preemption_policy=policy,
+        terminating=terminating,
+        status=pod_status(start_s=start, nominated_node_name=nominated, disruption_target=preempted),
+        **spec,
     )
-    status: dict[str, Any] = {}
-    if start is not None:
-        status["startTime"] = f"1970-01-01T00:00:{start:02d}Z"
-    if nominated:
-        status["nominatedNodeName"] = nominated
-    if preempted:
-        status["conditions"] = [
-            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
-        ]
-    if terminating:
-        raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    if policy is not None:
-        raw["spec"]["preemptionPolicy"] = policy
-    raw["status"] = status
-    return raw
 
 
 def pdb(name: str, match: Mapping[str, str] | None, allowed: int, disrupted: Iterable[str] = ()) -> Any:

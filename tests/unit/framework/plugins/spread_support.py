@@ -66,10 +66,7 @@ def bound(
     namespace: str = "default",
     terminating: bool = False,
 ) -> dict[str, Any]:
-    p = make_pod(name, namespace=namespace, node_name=node_name, labels=labels)
-    if terminating:
-        p["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return p
+    return make_pod(name, namespace=namespace, node_name=node_name, labels=labels, terminating=terminating)
 
 
 def incoming(

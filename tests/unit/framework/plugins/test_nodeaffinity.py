@@ -28,9 +28,9 @@ from ksched.framework.plugins.nodeaffinity import (
 )
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
-from ksched.model.pod import pod_from_dict
 from ksched.model.selectors import required_matches, term_matches
-from tests.builders import cluster_of, make_node, make_pod, pod
+from tests import builders
+from tests.builders import cluster_of, make_node, pod
 
 HANDLE = Handle("default-scheduler")
 SKIP, CONFLICT = "skip", "conflict"
@@ -687,13 +687,12 @@ def test_zero_weight_and_empty_preferred_terms_are_ignored() -> None:
 
 
 def test_row_holes_and_label_updates() -> None:
-    from ksched.model.node import node_from_dict
 
     cluster = cluster_of(
         [make_node("a", labels={"z": "1"}), make_node("b", labels={"z": "2"}), make_node("c")]
     )
     cluster.remove_node("a")
-    cluster.add_node(node_from_dict(make_node("c", labels={"z": "1"})))
+    cluster.add_node(builders.node("c", labels={"z": "1"}))
     p = pod(node_selector={"z": "1"})
     result = NodeAffinity().filter(CycleState(), p, cluster)
     assert result.reasons_at(cluster.nodes.row_of["b"])[0] == [ERR_REASON_POD]
@@ -759,7 +758,7 @@ def test_filter_and_score_match_reference(
         raw_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
             {"weight": w, "preference": t} for w, t in preferred
         ]
-    p = pod_from_dict(make_pod(node_selector=selector, affinity={"nodeAffinity": raw_affinity}))
+    p = builders.pod(node_selector=selector, affinity={"nodeAffinity": raw_affinity})
     plugin = NodeAffinity()
     state = CycleState()
     plugin.pre_filter(state, p, cluster)

@@ -24,6 +24,7 @@ from ksched.framework.plugins.noderesources import (
 )
 from ksched.framework.registry import Handle
 from ksched.model.pod import pod_from_dict
+from tests import builders
 from tests.builders import cluster_of, container, make_node, make_pod
 
 EXT_A = "example.com/aaa"
@@ -594,7 +595,7 @@ def test_fit_score(
     ]
     cluster = cluster_of([make_node(name, cpu=cpu, memory=mem, pods=110) for name, cpu, mem in nodes], pods)
     fit = new_fit(args, Handle("p"))
-    pod = pod_from_dict(make_pod("p", requests=req))
+    pod = builders.pod("p", requests=req)
     scores = fit.score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_))
     assert list(np.asarray(scores)) == want
     assert fit.scores_in_range
@@ -605,7 +606,7 @@ def test_explain_row(path: str) -> None:
         [make_node("n", cpu="4", memory="1Gi", pods=1)], [make_pod("e", node_name="n", requests={"cpu": "3"})]
     )
     fit = new_fit(None, Handle("p"))
-    pod = pod_from_dict(make_pod("p", requests={"cpu": "2500m"}))
+    pod = builders.pod("p", requests={"cpu": "2500m"})
     assert (
         fit.explain_row(pod, cluster, 0) == "pods: 1 of 1 in use; cpu: requested 2500m, free 1000m of 4000m"
     )

@@ -1,10 +1,11 @@
 """Scores of NodeResourcesFit's strategies and of NodeResourcesBalancedAllocation, plus one cycle.
 
 Cases follow upstream's tests in ``pkg/scheduler/framework/plugins/noderesources/``:
-``requested_to_capacity_ratio_test.go`` (``TestBrokenLinearFunction`` shape and points),
-``least_allocated_test.go``, ``most_allocated_test.go`` and ``balanced_allocation_test.go``
-(cluster shapes: nodes of 4000m/10000 and 6000m/10000, the best-effort Skip of 1.33+). Expected
-values are computed by hand from upstream's formulas and asserted exactly on both paths.
+``requested_to_capacity_ratio_test.go``, ``least_allocated_test.go``, ``most_allocated_test.go`` and
+``balanced_allocation_test.go`` (cluster shapes: nodes of 4000m/10000 and 6000m/10000, the
+best-effort Skip of 1.33+). Expected values are computed by hand from upstream's formulas and
+asserted exactly on both paths. Upstream's own tables (``TestBrokenLinearFunction`` among them)
+are in the ``test_noderesources_upstream_*`` modules.
 """
 
 from __future__ import annotations
@@ -21,21 +22,11 @@ from ksched.config.types import (
 )
 from ksched.framework.interface import Code, CycleState
 from ksched.framework.plugins.noderesources import new_balanced_allocation, new_fit
-from ksched.framework.plugins.noderesources.scoring import broken_line_ref, round_half_away, tdiv
+from ksched.framework.plugins.noderesources.scoring import round_half_away, tdiv
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
-from ksched.model.pod import pod_from_dict
+from tests import builders
 from tests.builders import cluster_of, make_node, make_pod
-
-
-@pytest.mark.parametrize(
-    ("p", "want"),
-    [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (20, 2), (89, 8), (90, 9), (91, 9), (100, 9)],
-)
-def test_broken_linear_function(p: int, want: int) -> None:
-    shape_u = np.array([10, 90], dtype=np.int64)
-    shape_s = np.array([1, 9], dtype=np.int64)
-    assert int(broken_line_ref(np.array([p], dtype=np.int64), shape_u, shape_s)[0]) == want
 
 
 def test_go_arithmetic_helpers() -> None:
@@ -124,7 +115,7 @@ def test_strategies(
 ) -> None:
     cluster = cluster_of(NODES, EXISTING)
     fit = new_fit(args, Handle("p"))
-    pod = pod_from_dict(make_pod("p", requests=req))
+    pod = builders.pod("p", requests=req)
     assert list(np.asarray(fit.score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_)))) == want
 
 
@@ -165,7 +156,7 @@ def test_balanced_allocation(
 ) -> None:
     cluster = cluster_of(nodes, EXISTING)
     bal = new_balanced_allocation(_bal(resources), Handle("p"))
-    pod = pod_from_dict(make_pod("p", requests=req))
+    pod = builders.pod("p", requests=req)
     feasible = np.ones(len(nodes), dtype=np.bool_)
     state = CycleState()
     assert bal.pre_score(state, pod, cluster, feasible).ok
@@ -175,10 +166,10 @@ def test_balanced_allocation(
 def test_balanced_allocation_skips_best_effort_pods(path: str) -> None:
     cluster = cluster_of(NODES, EXISTING)
     bal = new_balanced_allocation(None, Handle("p"))
-    pod = pod_from_dict(make_pod("p"))
+    pod = builders.pod("p")
     assert bal.pre_score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_)).code == Code.SKIP
     # requests of resources BalancedAllocation does not look at do not count
-    pod = pod_from_dict(make_pod("p", requests={"example.com/gpu": "1"}))
+    pod = builders.pod("p", requests={"example.com/gpu": "1"})
     assert bal.pre_score(CycleState(), pod, cluster, np.ones(2, dtype=np.bool_)).code == Code.SKIP
 
 
@@ -201,7 +192,7 @@ def test_framework_run_selects_with_both_plugins(path: str) -> None:
         scores=[(fit, 1), (bal, 1)],
         rng=np.random.default_rng(7),
     )
-    pod = pod_from_dict(make_pod("p", requests={"cpu": "1", "memory": "2Gi"}))
+    pod = builders.pod("p", requests={"cpu": "1", "memory": "2Gi"})
     result = fw.schedule_pod(pod, cluster, explain=True)
     assert result.status.ok
     assert result.selected_node == "big"

@@ -5,9 +5,9 @@ every case of every table, same names, inputs and expected values:
 ``TestRequestedToCapacityRatioScoringStrategy``, ``TestBrokenLinearFunction`` (each ``case_N`` with
 all its assertions), ``TestResourceBinPackingSingleExtended`` and
 ``TestResourceBinPackingMultipleExtended``; ``defaultResources`` and ``makeNode`` are upstream's
-``test_util.go`` ones (``makeNode`` takes milli-cpu and bytes). Plus the one
-RequestedToCapacityRatio case of ``fit_test.go`` ``TestFitScore`` that ``test_noderesources_fit.py``
-does not hold ("... case1 if PreScore is not called").
+``test_util.go`` ones (``makeNode`` takes milli-cpu and bytes). ``fit_test.go``'s "... case1 if
+PreScore is not called" sits with the other strategies' such cases in
+``test_noderesources_upstream_allocated.py``.
 
 Inputs are copied literally: ``st.MakeNode().Capacity({"cpu": "4000"})`` is 4000 *cores*;
 ``st.MakePod().Obj()`` has no containers at all (it requests nothing, not even the non-zero
@@ -41,7 +41,6 @@ from tests.unit.framework.plugins.noderesources_support import (
     REQ_1_2,
     REQ_2_3,
     fit_args,
-    fit_score_without_pre_score,
     make_node_ext,
     node,
     pod,
@@ -231,11 +230,3 @@ def test_resource_bin_packing_multiple_extended(
 ) -> None:
     args = fit_args(STRATEGY, ((FOO, 3), (BAR, 5)), BIN_PACKING_SHAPE)
     assert run_cases(args, requested, multiple_nodes(), existing) == want
-
-
-def test_fit_score_requested_to_capacity_ratio_case1_if_prescore_is_not_called(path: str) -> None:
-    """``fit_test.go`` ``TestFitScore``: "test case for ScoringStrategy RequestedToCapacityRatio case1
-    if PreScore is not called" (Score straight after construction, no PreScore)."""
-    args = fit_args(STRATEGY, DEFAULT_RESOURCES, SHAPE)
-    got = fit_score_without_pre_score(args, pod({"cpu": "3000", "memory": "5000"}))
-    assert got == [10, 32]

@@ -27,6 +27,7 @@ from ksched.framework.runtime import Framework
 from ksched.model.pod import pod_from_dict
 from ksched.model.selectors import LabelSelector, Requirement
 from ksched.model.workloads import DECODERS
+from tests import builders
 from tests.builders import cluster_of, make_pod
 from tests.unit.framework.plugins.spread_support import FOO, bound, incoming, run_explain, sc, zn
 
@@ -64,7 +65,7 @@ def with_objects(*objs: dict[str, Any], nodes: list[Any] | None = None, pods: li
 
 # ----------------------------------------------------------------------------- upstream TestPreFilterState
 def test_default_constraints_and_a_service() -> None:
-    p = pod_from_dict(make_pod("p", labels={"foo": "bar", "baz": "kar"}))
+    p = builders.pod("p", labels={"foo": "bar", "baz": "kar"})
     pl = plugin(
         "List",
         {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS},
@@ -82,7 +83,7 @@ def test_default_constraints_and_a_service() -> None:
 
 
 def test_default_constraints_and_a_service_that_doesnt_match() -> None:
-    p = pod_from_dict(make_pod("p", labels={"foo": "bar"}))
+    p = builders.pod("p", labels={"foo": "bar"})
     pl = plugin("List", {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS})
     cluster = with_objects(obj("Service", "s", {"baz": "kep"}))
     assert pl.pre_filter(CycleState(), p, cluster)[1].code == Code.SKIP
@@ -106,7 +107,7 @@ def test_default_constraints_and_a_service_but_pod_has_constraints() -> None:
 
 
 def test_default_soft_constraints_and_a_service() -> None:
-    p = pod_from_dict(make_pod("p", labels={"foo": "bar"}))
+    p = builders.pod("p", labels={"foo": "bar"})
     pl = plugin("List", {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA})
     cluster = with_objects(obj("Service", "s", {"foo": "bar"}))
     assert pl.pre_filter(CycleState(), p, cluster)[1].code == Code.SKIP
@@ -323,14 +324,14 @@ def test_system_defaulting_scores_pods_of_a_service_and_skips_others() -> None:
     cluster = with_objects(obj("Service", "s", {"app": "web"}), nodes=nodes, pods=pods)
     pl = plugin("System")
     feasible = cluster.nodes.valid[: cluster.nodes.n_rows].copy()
-    web = pod_from_dict(make_pod("new", labels={"app": "web"}))
+    web = builders.pod("new", labels={"app": "web"})
     state = CycleState()
     assert pl.pre_filter(state, web, cluster)[1].code == Code.SKIP  # system defaults never filter
     assert pl.pre_score(state, web, cluster, feasible).ok
     scores = pl.normalize_score(state, web, pl.score(state, web, cluster, feasible), feasible)
     rows = cluster.nodes.row_of
     assert scores[rows["node-b"]] == 100 and scores[rows["node-a"]] < 100
-    lone = pod_from_dict(make_pod("lone", labels={"app": "db"}))
+    lone = builders.pod("lone", labels={"app": "db"})
     assert pl.pre_score(CycleState(), lone, cluster, feasible).code == Code.SKIP
 
 

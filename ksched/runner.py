@@ -45,7 +45,7 @@ from ksched.scheduler.binder import ApiOutbox
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, ProfileRequest, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.queue.factory import queue_for
 from ksched.server import Health, build_app, start_server, tls_context
 
 log = logging.getLogger(__name__)

@@ -39,7 +39,7 @@ from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S, go_seconds
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.inbox import BindDone
-from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.queue.types import QueuedPodInfo
 from ksched.scheduler.reporting import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from ksched.scheduler.handlers import ClusterEventHandlers
 from ksched.scheduler.inbox import BindDone, Inbox, LeadershipChanged, ProfileRequest, StopRequested
 from ksched.scheduler.preemption import Preemption, PreemptionDone
 from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.queue.types import QueuedPodInfo
 from ksched.scheduler.reporting import (
     ACTION_BINDING,
     ACTION_SCHEDULING,

@@ -38,7 +38,7 @@ from ksched.framework.runtime import CycleResult, Framework
 from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S, go_seconds
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as cev
-from ksched.scheduler.inbox import BindDone
+from ksched.scheduler.inbox import BindDone, PermitDecided
 from ksched.scheduler.queue.types import QueuedPodInfo
 from ksched.scheduler.reporting import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 
@@ -46,13 +46,6 @@ if TYPE_CHECKING:
     from ksched.scheduler.loop import Scheduler
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class PermitDecided:
-    """Inbox message: every plugin allowed the waiting pod ``uid``, or one rejected it."""
-
-    uid: str
 
 
 @dataclass(slots=True)

@@ -32,10 +32,19 @@ from ksched.metrics import Children, Metrics, attempts_label
 from ksched.model.pod import with_node_name
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.binder import Outbox
-from ksched.scheduler.binding_cycle import BindingCycle, PermitDecided
+from ksched.scheduler.binding_cycle import BindingCycle
 from ksched.scheduler.handlers import ClusterEventHandlers
-from ksched.scheduler.inbox import BindDone, Inbox, LeadershipChanged, ProfileRequest, StopRequested
-from ksched.scheduler.preemption import Preemption, PreemptionDone
+from ksched.scheduler.inbox import (
+    BindDone,
+    Inbox,
+    LeadershipChanged,
+    Message,
+    PermitDecided,
+    PreemptionDone,
+    ProfileRequest,
+    StopRequested,
+)
+from ksched.scheduler.preemption import Preemption
 from ksched.scheduler.queue import SchedulingQueue
 from ksched.scheduler.queue.types import QueuedPodInfo
 from ksched.scheduler.reporting import (
@@ -135,6 +144,7 @@ class Scheduler:
         self._profiler: cProfile.Profile | None = None
         self._profile_result: Any = None
         self.binding_cycle = BindingCycle(self)  # Reserve / Permit / PreBind / PostBind
+        self._dispatch = self.dispatch_table()
         attach_metrics(profiles.values(), metrics)  # custom plugins' cost and failures
 
     # ------------------------------------------------------------------ the loop
@@ -171,40 +181,56 @@ class Scheduler:
             self.schedule_one(pinfo)
             self._tick_profile()
 
-    def _apply(self, items: list[Any]) -> None:
+    def _apply(self, items: list[Message]) -> None:
         for item in items:
             self._apply_one(item)
 
-    def _apply_one(self, item: Any) -> None:
+    def _apply_one(self, item: Message | None) -> None:
         if item is None:
             return
-        if type(item) in _INFORMER_EVENTS:  # the bulk of the inbox, so tested first and by type
-            self._informer_event(item)
-        elif isinstance(item, BindDone):
-            self._bind_done(item)
-        elif isinstance(item, kev.Upserted | kev.Deleted | kev.Relisted | kev.Invalid):
-            self._informer_event(item)
-        elif isinstance(item, kev.Synced):
-            was_synced = self.synced
-            self.synced_kinds.add(item.kind)
-            if self.synced and not was_synced and self.on_synced is not None:
-                self.on_synced()
-        elif isinstance(item, LeadershipChanged):
-            self.leading = item.leading
-            if not item.leading:
-                self.stopping = True
-                self.stop_reason = "lost leadership"
-        elif isinstance(item, StopRequested):
-            self.stopping = True
-            self.stop_reason = item.reason
-        elif isinstance(item, ProfileRequest):
-            self._start_profile(item)
-        elif isinstance(item, PermitDecided):
-            self.binding_cycle.resolve(item.uid)
-        elif isinstance(item, PreemptionDone):
-            self.preemption.done(item, self.profiles)
-        else:
+        handler = self._dispatch.get(type(item))
+        if handler is None:
             log.error("unknown inbox item %r", item)
+            return
+        handler(item)
+
+    def dispatch_table(self) -> dict[type, Callable[[Any], None]]:
+        """What applies each inbox message, by its exact type (see :mod:`ksched.scheduler.inbox`)."""
+        return {
+            kev.Upserted: self._informer_event,
+            kev.Deleted: self._informer_event,
+            kev.Relisted: self._informer_event,
+            kev.Invalid: self._informer_event,
+            kev.Synced: self._synced,
+            BindDone: self._bind_done,
+            PreemptionDone: self._preemption_done,
+            PermitDecided: self._permit_decided,
+            LeadershipChanged: self._leadership_changed,
+            StopRequested: self._stop_requested,
+            ProfileRequest: self._start_profile,
+        }
+
+    def _synced(self, item: kev.Synced) -> None:
+        was_synced = self.synced
+        self.synced_kinds.add(item.kind)
+        if self.synced and not was_synced and self.on_synced is not None:
+            self.on_synced()
+
+    def _leadership_changed(self, item: LeadershipChanged) -> None:
+        self.leading = item.leading
+        if not item.leading:
+            self.stopping = True
+            self.stop_reason = "lost leadership"
+
+    def _stop_requested(self, item: StopRequested) -> None:
+        self.stopping = True
+        self.stop_reason = item.reason
+
+    def _permit_decided(self, item: PermitDecided) -> None:
+        self.binding_cycle.resolve(item.uid)
+
+    def _preemption_done(self, item: PreemptionDone) -> None:
+        self.preemption.done(item, self.profiles)
 
     def _informer_event(self, item: kev.InformerEvent) -> None:
         self.handlers.handle_informer_event(item)
@@ -423,6 +449,3 @@ class _AttemptMetrics:
         """By attempts label."""
         self.extension_points = Children(metrics.framework_extension_point_duration)
         """By (extension_point, status, profile)."""
-
-
-_INFORMER_EVENTS = frozenset({kev.Upserted, kev.Deleted, kev.Relisted, kev.Invalid})

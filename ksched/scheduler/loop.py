@@ -143,7 +143,16 @@ class Scheduler:
         self._profile_until: float | None = None
         self._profiler: cProfile.Profile | None = None
         self._profile_result: Any = None
-        self.binding_cycle = BindingCycle(self)  # Reserve / Permit / PreBind / PostBind
+        self.binding_cycle = BindingCycle(  # Reserve / Permit / PreBind / PostBind
+            profiles=profiles,
+            cache=cache,
+            queue=queue,
+            inbox=self.inbox,
+            clock=clock,
+            metrics=metrics,
+            post_binding=self._post_binding,
+            on_failure=self._fail,
+        )
         self._dispatch = self.dispatch_table()
         attach_metrics(profiles.values(), metrics)  # custom plugins' cost and failures
 
@@ -273,8 +282,12 @@ class Scheduler:
         if fw.has_binding_plugins:
             self.binding_cycle.start(fw, result, pinfo, node, start)
             return
-        self.binding[pod.uid] = Binding(pinfo, node, start)
-        self.outbox.bind(pod, node)
+        self._post_binding(pinfo, node, start)
+
+    def _post_binding(self, pinfo: QueuedPodInfo, node: str, started: float) -> None:
+        """Hand the binding of an assumed pod to the outbox; it is in flight until its BindDone."""
+        self.binding[pinfo.pod.uid] = Binding(pinfo, node, started)
+        self.outbox.bind(pinfo.pod, node)
 
     def _housekeeping(self, now: float) -> None:
         """Gauges that are cheaper to sample than to keep exact: cache sizes, binds in flight."""

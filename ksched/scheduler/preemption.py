@@ -54,7 +54,7 @@ from ksched.metrics import Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler.inbox import PreemptionDone
 from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.reporting import rfc3339
+from ksched.scheduler.reporting import Failure, rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,6 @@ CONDITION_DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 EVENT_PREEMPTED: Final = "Preempted"
 ACTION_PREEMPTING: Final = "Preempting"
-
-Failure = tuple[str, str, set[str]]
-"""(condition reason, message, rejecting plugins), as the loop reports a failed cycle."""
 
 
 def disruption_message(scheduler_name: str) -> str:

@@ -176,6 +176,16 @@ def run(options: RunOptions) -> int:
         outbox = ApiOutbox(io, client, inbox, bind_worker=bind_worker)
         instance = socket.gethostname()
         informers = _informers(client, inbox)
+        health = Health(leader_election=leader_elect, leading=not leader_elect)
+
+        def synced() -> None:
+            if not health.synced:
+                _tune_gc(io)
+            health.synced = True
+            log.info(
+                "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
+            )
+
         scheduler = Scheduler(
             profiles=profiles,
             cache=cache,
@@ -188,18 +198,8 @@ def run(options: RunOptions) -> int:
             # Upstream waits for every informer before the first cycle: a pod scheduled before
             # the Services or PDBs are known would miss default spreading or preemption rules.
             required_kinds=frozenset(i.resource for i in informers),
+            on_synced=synced,
         )
-        health = Health(leader_election=leader_elect, leading=not leader_elect)
-
-        def synced() -> None:
-            if not health.synced:
-                _tune_gc(io)
-            health.synced = True
-            log.info(
-                "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
-            )
-
-        scheduler.on_synced = synced
 
         def request_profile(seconds: float) -> concurrent.futures.Future[bytes]:
             fut: concurrent.futures.Future[bytes] = concurrent.futures.Future()

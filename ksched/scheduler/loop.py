@@ -29,7 +29,7 @@ from ksched.framework.interface import Code
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.kube import events as kev
 from ksched.metrics import Children, Metrics, attempts_label
-from ksched.model.pod import with_node_name
+from ksched.model.pod import Pod, with_node_name
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.binder import Outbox
 from ksched.scheduler.binding_cycle import BindingCycle
@@ -103,27 +103,35 @@ class Scheduler:
         instance: str = "ksched",
         leading: bool = True,
         required_kinds: frozenset[str] = frozenset({"nodes", "pods"}),
+        on_synced: Callable[[], None] | None = None,
     ) -> None:
+        """``on_synced`` is called once, on the scheduling thread, when every required kind has
+        synced (before the first cycle)."""
         self.cache = cache
         self.queue = queue
         self.profiles = profiles
         self.outbox = outbox
         self.reporter = Reporter(outbox, wall_clock=wall_clock, instance=instance)
-        self.handlers = ClusterEventHandlers(
-            cache=cache, queue=queue, profiles=profiles, reporter=self.reporter
-        )
         self.inbox = inbox if inbox is not None else Inbox()
         self.metrics = metrics
         self._attempts = _AttemptMetrics(metrics) if metrics is not None else None
+        pending: dict[str, Pod] = {}  # written by the handlers only; preemption reads it
         self.preemption = Preemption(
             queue=queue,
             outbox=outbox,
-            pending=self.handlers.pending,
+            pending=pending,
             metrics=metrics,
             wall_clock=wall_clock,
             instance=instance,
         )
-        self.handlers.on_pod_deleted = self.preemption.forget
+        self.handlers = ClusterEventHandlers(
+            cache=cache,
+            queue=queue,
+            profiles=profiles,
+            reporter=self.reporter,
+            pending=pending,
+            on_pod_deleted=self.preemption.forget,
+        )
         self.clock = clock
         self.wall_clock = wall_clock
         self.instance = instance
@@ -133,7 +141,7 @@ class Scheduler:
         self.binding: dict[str, Binding] = {}
         self.stopping = False
         self.stop_reason = ""
-        self.on_synced: Callable[[], None] | None = None
+        self._on_synced = on_synced
         self.scheduled_count = 0
         self._cycles = 0
         self._plugin_durations: dict[tuple[str, str, str], Any] = {}
@@ -222,8 +230,8 @@ class Scheduler:
     def _synced(self, item: kev.Synced) -> None:
         was_synced = self.synced
         self.synced_kinds.add(item.kind)
-        if self.synced and not was_synced and self.on_synced is not None:
-            self.on_synced()
+        if self.synced and not was_synced and self._on_synced is not None:
+            self._on_synced()
 
     def _leadership_changed(self, item: LeadershipChanged) -> None:
         self.leading = item.leading

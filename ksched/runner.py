@@ -42,9 +42,10 @@ from ksched.model.pod import pod_from_dict
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox
-from ksched.scheduler.inbox import Inbox, LeadershipChanged, ProfileRequest, StopRequested
+from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
 from ksched.server import Health, build_app, start_server, tls_context
 
@@ -200,15 +201,8 @@ def run(options: RunOptions) -> int:
             required_kinds=frozenset(i.resource for i in informers),
             on_synced=synced,
         )
-
-        def request_profile(seconds: float) -> concurrent.futures.Future[bytes]:
-            fut: concurrent.futures.Future[bytes] = concurrent.futures.Future()
-            inbox.put(ProfileRequest(seconds, fut))
-            return fut
-
-        app = build_app(
-            metrics.registry, health, request_profile=request_profile if config.enable_profiling else None
-        )
+        request_profile = profile_requester(inbox) if config.enable_profiling else None
+        app = build_app(metrics.registry, health, request_profile=request_profile)
         runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
         io.add_closer(runner.cleanup)
         log.info(
@@ -255,7 +249,7 @@ def run(options: RunOptions) -> int:
         health.stopping = True
         for informer in informers:
             informer.stop()
-        scheduler.finish_profile()
+        scheduler.profiler.finish()
         try:
             io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
         except (TimeoutError, concurrent.futures.TimeoutError):

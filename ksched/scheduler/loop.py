@@ -14,11 +14,8 @@ resources were freed, and requeue it with backoff. A cycle that found no node ru
 
 from __future__ import annotations
 
-import cProfile
 import dataclasses
-import io
 import logging
-import marshal
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -45,6 +42,7 @@ from ksched.scheduler.inbox import (
     StopRequested,
 )
 from ksched.scheduler.preemption import Preemption
+from ksched.scheduler.profiling import LoopProfiler
 from ksched.scheduler.queue import SchedulingQueue
 from ksched.scheduler.queue.types import QueuedPodInfo
 from ksched.scheduler.reporting import (
@@ -104,6 +102,7 @@ class Scheduler:
         leading: bool = True,
         required_kinds: frozenset[str] = frozenset({"nodes", "pods"}),
         on_synced: Callable[[], None] | None = None,
+        profiler: LoopProfiler | None = None,
     ) -> None:
         """``on_synced`` is called once, on the scheduling thread, when every required kind has
         synced (before the first cycle)."""
@@ -148,9 +147,8 @@ class Scheduler:
         """Label children of the plugin duration histogram, looked up once per (plugin, point, status)."""
         self._next_housekeeping = 0.0
         self.failed_count = 0
-        self._profile_until: float | None = None
-        self._profiler: cProfile.Profile | None = None
-        self._profile_result: Any = None
+        self.profiler = profiler if profiler is not None else LoopProfiler(clock)
+        """Serves ProfileRequests; the runner finishes a running profile on shutdown."""
         self.binding_cycle = BindingCycle(  # Reserve / Permit / PreBind / PostBind
             profiles=profiles,
             cache=cache,
@@ -173,7 +171,7 @@ class Scheduler:
         """Schedule until a stop request (or ``until(self)`` is true after a step)."""
         while not self.stopping:
             self._apply(self.inbox.drain())
-            self._tick_profile()  # also when idle or standby: the loop then wakes at least once a second
+            self.profiler.tick()  # also when idle or standby: the loop then wakes at least once a second
             if until is not None and until(self):
                 return
             if self.stopping:
@@ -196,7 +194,7 @@ class Scheduler:
                 self._apply_one(self.inbox.wait(timeout))
                 continue
             self.schedule_one(pinfo)
-            self._tick_profile()
+            self.profiler.tick()
 
     def _apply(self, items: list[Message]) -> None:
         for item in items:
@@ -224,7 +222,7 @@ class Scheduler:
             PermitDecided: self._permit_decided,
             LeadershipChanged: self._leadership_changed,
             StopRequested: self._stop_requested,
-            ProfileRequest: self._start_profile,
+            ProfileRequest: self.profiler.start,
         }
 
     def _synced(self, item: kev.Synced) -> None:
@@ -427,33 +425,6 @@ class Scheduler:
         if pinfo.initial_attempt_timestamp is not None:
             sli = self._attempts.sli(attempts_label(pinfo.attempts))
             sli.observe(now - pinfo.initial_attempt_timestamp)
-
-    # ------------------------------------------------------------------ /debug/profile
-    def _start_profile(self, req: ProfileRequest) -> None:
-        if self._profiler is not None:
-            req.result.set_exception(RuntimeError("a profile is already being taken"))
-            return
-        self._profiler = cProfile.Profile()
-        self._profile_until = self.clock() + req.seconds
-        self._profile_result = req.result
-        self._profiler.enable()
-
-    def _tick_profile(self) -> None:
-        if self._profiler is None or self._profile_until is None or self.clock() < self._profile_until:
-            return
-        self.finish_profile()
-
-    def finish_profile(self) -> None:
-        """Stop a running profile and hand its stats (pstats' marshal format) to the requester."""
-        if self._profiler is None:
-            return
-        self._profiler.disable()
-        self._profiler.create_stats()
-        buf = io.BytesIO(marshal.dumps(self._profiler.stats))  # type: ignore[attr-defined]
-        if not self._profile_result.done():
-            self._profile_result.set_result(buf.getvalue())
-        self._profiler = None
-        self._profile_until = None
 
 
 class _AttemptMetrics:

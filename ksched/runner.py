@@ -24,13 +24,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from aiohttp import web
+
 from ksched.cache.cluster import ClusterCache
+from ksched.config.types import SchedulerConfiguration
 from ksched.errors import InputError
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
-from ksched.kube.connection import load_connection
+from ksched.kube.connection import Connection, load_connection
 from ksched.kube.informer import Informer
 from ksched.kube.io_thread import IOThread
 from ksched.kube.writers import bind
@@ -202,66 +205,87 @@ def run(options: RunOptions) -> int:
             on_synced=synced,
         )
         request_profile = profile_requester(inbox) if config.enable_profiling else None
-        app = build_app(metrics.registry, health, request_profile=request_profile)
-        runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
-        io.add_closer(runner.cleanup)
-        log.info(
-            "serving /metrics, /healthz and /readyz on %s://%s:%d",
-            "https" if ssl_context else "http",
-            options.bind_address,
-            port,
-        )
+        _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
         for informer in informers:
             informer.start(io)
-        elector = None
-        if leader_elect:
-            le = config.leader_election
-            settings = LeaderElectionSettings(
-                namespace=le.resource_namespace,
-                name=le.resource_name,
-                lease_duration_s=le.lease_duration_s,
-                renew_deadline_s=le.renew_deadline_s,
-                retry_period_s=le.retry_period_s,
-            )
-
-            def started() -> None:
-                health.leading = True
-                inbox.put(LeadershipChanged(True))
-
-            def stopped() -> None:
-                health.leading = False
-                inbox.put(LeadershipChanged(False))
-
-            # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
-            # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
-            le_client = io.client(connection, qps=cc.qps, burst=cc.burst)
-            elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
-            io.submit(elector.run())
-            log.info(
-                "waiting to acquire the lease %s/%s as %s",
-                le.resource_namespace,
-                le.resource_name,
-                settings.identity,
-            )
+        elector = _elect(io, connection, config, health, inbox) if leader_elect else None
         _install_signal_handlers(inbox)
         scheduler.run()
         log.info("stopping: %s", scheduler.stop_reason)
         health.stopping = True
-        for informer in informers:
-            informer.stop()
-        scheduler.profiler.finish()
-        try:
-            io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
-        except (TimeoutError, concurrent.futures.TimeoutError):
-            log.warning("in-flight bindings did not finish within %.0fs", DRAIN_TIMEOUT_S)
-        if elector is not None:
-            io.call_soon(elector.stop)
-            if scheduler.stop_reason != "lost leadership":
-                io.run(elector.release(), timeout=5)
-        io.run(outbox.close(), timeout=5)
+        _shut_down(io, scheduler, informers, outbox, elector)
     finally:
         io.stop()
     return 1 if scheduler.stop_reason == "lost leadership" else 0
+
+
+def _serve(
+    io: IOThread, app: web.Application, options: RunOptions, ssl_context: ssl.SSLContext | None
+) -> None:
+    """Serve /metrics, the health checks and /debug/profile from the I/O loop until it stops."""
+    runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
+    io.add_closer(runner.cleanup)
+    log.info(
+        "serving /metrics, /healthz and /readyz on %s://%s:%d",
+        "https" if ssl_context else "http",
+        options.bind_address,
+        port,
+    )
+
+
+def _elect(
+    io: IOThread, connection: Connection, config: SchedulerConfiguration, health: Health, inbox: Inbox
+) -> LeaderElector:
+    """Start campaigning for the Lease; leadership changes reach the loop through the inbox."""
+    le = config.leader_election
+    settings = LeaderElectionSettings(
+        namespace=le.resource_namespace,
+        name=le.resource_name,
+        lease_duration_s=le.lease_duration_s,
+        renew_deadline_s=le.renew_deadline_s,
+        retry_period_s=le.retry_period_s,
+    )
+
+    def started() -> None:
+        health.leading = True
+        inbox.put(LeadershipChanged(True))
+
+    def stopped() -> None:
+        health.leading = False
+        inbox.put(LeadershipChanged(False))
+
+    # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
+    # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
+    cc = config.client_connection
+    le_client = io.client(connection, qps=cc.qps, burst=cc.burst)
+    elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
+    io.submit(elector.run())
+    log.info(
+        "waiting to acquire the lease %s/%s as %s", le.resource_namespace, le.resource_name, settings.identity
+    )
+    return elector
+
+
+def _shut_down(
+    io: IOThread,
+    scheduler: Scheduler,
+    informers: list[Informer],
+    outbox: ApiOutbox,
+    elector: LeaderElector | None,
+) -> None:
+    """Stop watching, let in-flight bindings finish (bounded), release the Lease unless it was lost."""
+    for informer in informers:
+        informer.stop()
+    scheduler.profiler.finish()
+    try:
+        io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
+    except (TimeoutError, concurrent.futures.TimeoutError):
+        log.warning("in-flight bindings did not finish within %.0fs", DRAIN_TIMEOUT_S)
+    if elector is not None:
+        io.call_soon(elector.stop)
+        if scheduler.stop_reason != "lost leadership":
+            io.run(elector.release(), timeout=5)
+    io.run(outbox.close(), timeout=5)
 
 
 def _install_signal_handlers(inbox: Inbox) -> None:

@@ -55,12 +55,12 @@ from ksched.server import Health, build_app, start_server, tls_context
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+"""Upstream's pod informer ignores finished pods: they hold no resources."""
 GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
 """The collector's thresholds once the caches are synced: a larger first generation (more short-lived
 objects die before promotion) and no automatic full collections (see :func:`_tune_gc`)."""
 FULL_GC_INTERVAL_S = 60.0
 """How often the process runs a full collection itself instead."""
-"""Upstream's pod informer ignores finished pods: they hold no resources."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,12 +114,12 @@ def _tune_gc(io: IOThread) -> None:
     """Keep CPython's cyclic collector off the cache once it is loaded.
 
     The cache holds one record per node and pod; they live for hours and form no cycles, yet every
-    automatic full collection walked all of them: in the 5,000-node SchedulingBasic bench the
-    collector took 1.8 of the scheduler's 5.7 CPU seconds, 0.9 s of it in eight full collections.
-    So the heap as synced is frozen (never scanned again), the first generation is larger, and full
-    collections run every :data:`FULL_GC_INTERVAL_S` from the I/O loop instead of whenever the
-    long-lived heap grew by a quarter, which still frees cycles (finished requests, closed
-    connections) in bounded time. Runs once, on the scheduling thread, when the caches sync.
+    automatic full collection walks all of them, which at thousands of nodes is a large share of the
+    scheduling thread's CPU. So the heap as synced is frozen (never scanned again), the first
+    generation is larger, and full collections run every :data:`FULL_GC_INTERVAL_S` from the I/O
+    loop instead of whenever the long-lived heap grew by a quarter, which still frees cycles
+    (finished requests, closed connections) in bounded time. Runs once, on the scheduling thread,
+    when the caches sync.
     """
     gc.collect()
     gc.freeze()

@@ -24,13 +24,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from aiohttp import web
+
 from ksched.cache.cluster import ClusterCache
+from ksched.config.types import SchedulerConfiguration
 from ksched.errors import InputError
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
-from ksched.kube.connection import load_connection
+from ksched.kube.connection import Connection, load_connection
 from ksched.kube.informer import Informer
 from ksched.kube.io_thread import IOThread
 from ksched.kube.writers import bind
@@ -42,21 +45,22 @@ from ksched.model.pod import pod_from_dict
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox
-from ksched.scheduler.inbox import Inbox, LeadershipChanged, ProfileRequest, StopRequested
+from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.profiling import profile_requester
+from ksched.scheduler.queue.factory import queue_for
 from ksched.server import Health, build_app, start_server, tls_context
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+"""Upstream's pod informer ignores finished pods: they hold no resources."""
 GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
 """The collector's thresholds once the caches are synced: a larger first generation (more short-lived
 objects die before promotion) and no automatic full collections (see :func:`_tune_gc`)."""
 FULL_GC_INTERVAL_S = 60.0
 """How often the process runs a full collection itself instead."""
-"""Upstream's pod informer ignores finished pods: they hold no resources."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,12 +114,12 @@ def _tune_gc(io: IOThread) -> None:
     """Keep CPython's cyclic collector off the cache once it is loaded.
 
     The cache holds one record per node and pod; they live for hours and form no cycles, yet every
-    automatic full collection walked all of them: in the 5,000-node SchedulingBasic bench the
-    collector took 1.8 of the scheduler's 5.7 CPU seconds, 0.9 s of it in eight full collections.
-    So the heap as synced is frozen (never scanned again), the first generation is larger, and full
-    collections run every :data:`FULL_GC_INTERVAL_S` from the I/O loop instead of whenever the
-    long-lived heap grew by a quarter, which still frees cycles (finished requests, closed
-    connections) in bounded time. Runs once, on the scheduling thread, when the caches sync.
+    automatic full collection walks all of them, which at thousands of nodes is a large share of the
+    scheduling thread's CPU. So the heap as synced is frozen (never scanned again), the first
+    generation is larger, and full collections run every :data:`FULL_GC_INTERVAL_S` from the I/O
+    loop instead of whenever the long-lived heap grew by a quarter, which still frees cycles
+    (finished requests, closed connections) in bounded time. Runs once, on the scheduling thread,
+    when the caches sync.
     """
     gc.collect()
     gc.freeze()
@@ -178,6 +182,16 @@ def run(options: RunOptions) -> int:
         outbox = ApiOutbox(io, client, inbox, bind_worker=bind_worker)
         instance = socket.gethostname()
         informers = _informers(client, inbox)
+        health = Health(leader_election=leader_elect, leading=not leader_elect)
+
+        def synced() -> None:
+            if not health.synced:
+                _tune_gc(io)
+            health.synced = True
+            log.info(
+                "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
+            )
+
         scheduler = Scheduler(
             profiles=profiles,
             cache=cache,
@@ -190,86 +204,90 @@ def run(options: RunOptions) -> int:
             # Upstream waits for every informer before the first cycle: a pod scheduled before
             # the Services or PDBs are known would miss default spreading or preemption rules.
             required_kinds=frozenset(i.resource for i in informers),
+            on_synced=synced,
         )
-        health = Health(leader_election=leader_elect, leading=not leader_elect)
-
-        def synced() -> None:
-            if not health.synced:
-                _tune_gc(io)
-            health.synced = True
-            log.info(
-                "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
-            )
-
-        scheduler.on_synced = synced
-
-        def request_profile(seconds: float) -> concurrent.futures.Future[bytes]:
-            fut: concurrent.futures.Future[bytes] = concurrent.futures.Future()
-            inbox.put(ProfileRequest(seconds, fut))
-            return fut
-
-        app = build_app(
-            metrics.registry, health, request_profile=request_profile if config.enable_profiling else None
-        )
-        runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
-        io.add_closer(runner.cleanup)
-        log.info(
-            "serving /metrics, /healthz and /readyz on %s://%s:%d",
-            "https" if ssl_context else "http",
-            options.bind_address,
-            port,
-        )
+        request_profile = profile_requester(inbox) if config.enable_profiling else None
+        _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
         for informer in informers:
             informer.start(io)
-        elector = None
-        if leader_elect:
-            le = config.leader_election
-            settings = LeaderElectionSettings(
-                namespace=le.resource_namespace,
-                name=le.resource_name,
-                lease_duration_s=le.lease_duration_s,
-                renew_deadline_s=le.renew_deadline_s,
-                retry_period_s=le.retry_period_s,
-            )
-
-            def started() -> None:
-                health.leading = True
-                inbox.put(LeadershipChanged(True))
-
-            def stopped() -> None:
-                health.leading = False
-                inbox.put(LeadershipChanged(False))
-
-            # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
-            # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
-            le_client = io.client(connection, qps=cc.qps, burst=cc.burst)
-            elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
-            io.submit(elector.run())
-            log.info(
-                "waiting to acquire the lease %s/%s as %s",
-                le.resource_namespace,
-                le.resource_name,
-                settings.identity,
-            )
+        elector = _elect(io, connection, config, health, inbox) if leader_elect else None
         _install_signal_handlers(inbox)
         scheduler.run()
         log.info("stopping: %s", scheduler.stop_reason)
         health.stopping = True
-        for informer in informers:
-            informer.stop()
-        scheduler.finish_profile()
-        try:
-            io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
-        except (TimeoutError, concurrent.futures.TimeoutError):
-            log.warning("in-flight bindings did not finish within %.0fs", DRAIN_TIMEOUT_S)
-        if elector is not None:
-            io.call_soon(elector.stop)
-            if scheduler.stop_reason != "lost leadership":
-                io.run(elector.release(), timeout=5)
-        io.run(outbox.close(), timeout=5)
+        _shut_down(io, scheduler, informers, outbox, elector)
     finally:
         io.stop()
     return 1 if scheduler.stop_reason == "lost leadership" else 0
+
+
+def _serve(
+    io: IOThread, app: web.Application, options: RunOptions, ssl_context: ssl.SSLContext | None
+) -> None:
+    """Serve /metrics, the health checks and /debug/profile from the I/O loop until it stops."""
+    runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
+    io.add_closer(runner.cleanup)
+    log.info(
+        "serving /metrics, /healthz and /readyz on %s://%s:%d",
+        "https" if ssl_context else "http",
+        options.bind_address,
+        port,
+    )
+
+
+def _elect(
+    io: IOThread, connection: Connection, config: SchedulerConfiguration, health: Health, inbox: Inbox
+) -> LeaderElector:
+    """Start campaigning for the Lease; leadership changes reach the loop through the inbox."""
+    le = config.leader_election
+    settings = LeaderElectionSettings(
+        namespace=le.resource_namespace,
+        name=le.resource_name,
+        lease_duration_s=le.lease_duration_s,
+        renew_deadline_s=le.renew_deadline_s,
+        retry_period_s=le.retry_period_s,
+    )
+
+    def started() -> None:
+        health.leading = True
+        inbox.put(LeadershipChanged(True))
+
+    def stopped() -> None:
+        health.leading = False
+        inbox.put(LeadershipChanged(False))
+
+    # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
+    # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
+    cc = config.client_connection
+    le_client = io.client(connection, qps=cc.qps, burst=cc.burst)
+    elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
+    io.submit(elector.run())
+    log.info(
+        "waiting to acquire the lease %s/%s as %s", le.resource_namespace, le.resource_name, settings.identity
+    )
+    return elector
+
+
+def _shut_down(
+    io: IOThread,
+    scheduler: Scheduler,
+    informers: list[Informer],
+    outbox: ApiOutbox,
+    elector: LeaderElector | None,
+) -> None:
+    """Stop watching, let in-flight bindings finish (bounded), release the Lease unless it was lost."""
+    for informer in informers:
+        informer.stop()
+    scheduler.profiler.finish()
+    try:
+        io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
+    except (TimeoutError, concurrent.futures.TimeoutError):
+        log.warning("in-flight bindings did not finish within %.0fs", DRAIN_TIMEOUT_S)
+    if elector is not None:
+        io.call_soon(elector.stop)
+        if scheduler.stop_reason != "lost leadership":
+            io.run(elector.release(), timeout=5)
+    io.run(outbox.close(), timeout=5)
 
 
 def _install_signal_handlers(inbox: Inbox) -> None:

@@ -4,9 +4,7 @@ Everything here is driven by the scheduling thread only (see :mod:`ksched.schedu
 """
 
 from ksched.scheduler.events_registry import ActionType, ClusterEvent, EventsRegistry
-from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.queue_nominator import Nominator
-from ksched.scheduler.queue_types import QueuedPodInfo, QueueError, QueueSettings
+from ksched.scheduler.queue import Nominator, QueuedPodInfo, QueueError, QueueSettings, SchedulingQueue
 
 __all__ = [
     "ActionType",

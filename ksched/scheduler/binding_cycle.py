@@ -30,29 +30,23 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ksched.cache.cluster import ClusterCache
 from ksched.framework.interface import Code, CycleState, Status
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S, go_seconds
+from ksched.metrics import Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as cev
-from ksched.scheduler.inbox import BindDone
-from ksched.scheduler.queue_types import QueuedPodInfo
-from ksched.scheduler.reporting import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
-
-if TYPE_CHECKING:
-    from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.inbox import BindDone, Inbox, PermitDecided
+from ksched.scheduler.queue import SchedulingQueue
+from ksched.scheduler.queue.types import QueuedPodInfo
+from ksched.scheduler.reporting import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, Failure
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class PermitDecided:
-    """Inbox message: every plugin allowed the waiting pod ``uid``, or one rejected it."""
-
-    uid: str
 
 
 @dataclass(slots=True)
@@ -67,26 +61,55 @@ class _InFlight:
     waiting_since: float = 0.0
 
 
-class BindingCycle:
-    """The binding-cycle points for one :class:`~ksched.scheduler.loop.Scheduler`. Scheduling thread only
-    (except :meth:`_notify`, which only writes to the inbox)."""
+PostBinding = Callable[[QueuedPodInfo, str, float], None]
+"""Posts the binding of an assumed pod to a node, for an attempt started at the given time."""
+OnFailure = Callable[[QueuedPodInfo, str, Failure, float], None]
+"""Reports and requeues a pod that was not placed: (pod, profile, failure, attempt start)."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        self._s = scheduler
+
+class BindingCycle:
+    """The binding-cycle points of the loop's profiles. Scheduling thread only (except
+    :meth:`_notify`, which only writes to the inbox).
+
+    The loop hands over its two ends of a pod's attempt: ``post_binding`` (the bind path of profiles
+    without these points, so every binding is counted in flight the same way) and ``on_failure``
+    (its failure path: event, condition, requeue).
+    """
+
+    def __init__(
+        self,
+        *,
+        profiles: Mapping[str, Framework],
+        cache: ClusterCache,
+        queue: SchedulingQueue,
+        inbox: Inbox,
+        clock: Callable[[], float],
+        post_binding: PostBinding,
+        on_failure: OnFailure,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._profiles = profiles
+        self._cache = cache
+        self._queue = queue
+        self._inbox = inbox
+        self._clock = clock
+        self._post_binding = post_binding
+        self._on_failure = on_failure
+        self._metrics = metrics
         self._pods: dict[str, _InFlight] = {}
         self._deadlines: list[tuple[float, str, str]] = []
         self.waiting_uids: set[str] = set()
         """Pods held at Permit (the loop checks this set, cheaply, after informer events)."""
-        for fw in scheduler.profiles.values():
+        for fw in profiles.values():
             fw.waiting_pods.notify = self._notify
 
     def _notify(self, uid: str) -> None:
-        self._s.inbox.put(PermitDecided(uid))
+        self._inbox.put(PermitDecided(uid))
 
     @property
     def waiting(self) -> int:
         """Pods held at Permit right now."""
-        return sum(len(fw.waiting_pods) for fw in self._s.profiles.values())
+        return sum(len(fw.waiting_pods) for fw in self._profiles.values())
 
     # ------------------------------------------------------------------ after assume
     def start(
@@ -113,7 +136,7 @@ class BindingCycle:
         if not waits:
             self._bind(entry)
             return
-        entry.waiting_since = self._s.clock()
+        entry.waiting_since = self._clock()
         fw.waiting_pods.add(pod, node, waits)
         self.waiting_uids.add(pod.uid)
         for name, timeout in waits.items():
@@ -145,10 +168,10 @@ class BindingCycle:
             return
         entry.fw.waiting_pods.remove(uid)
         self.waiting_uids.discard(uid)
-        metrics = self._s.metrics
+        metrics = self._metrics
         if metrics is not None:
             label = "Success" if decision.ok else "Unschedulable"
-            metrics.permit_wait_duration.labels(result=label).observe(self._s.clock() - entry.waiting_since)
+            metrics.permit_wait_duration.labels(result=label).observe(self._clock() - entry.waiting_since)
         if decision.ok:
             self._bind(entry)
         else:
@@ -175,7 +198,7 @@ class BindingCycle:
     def drop_deleted(self) -> None:
         """Reject waiting pods the informer saw deleted (the cache no longer holds them), as
         upstream's ``RejectWaitingPod`` on a pod delete: no one waits for a pod that is gone."""
-        for uid in [u for u in self.waiting_uids if u not in self._s.cache.pods]:
+        for uid in [u for u in self.waiting_uids if u not in self._cache.pods]:
             entry = self._pods.get(uid)
             wp = entry.fw.waiting_pods.get(uid) if entry is not None else None
             if wp is None:
@@ -189,8 +212,6 @@ class BindingCycle:
 
     # ------------------------------------------------------------------ binding
     def _bind(self, entry: _InFlight) -> None:
-        from ksched.scheduler.loop import Binding  # the loop imports this module
-
         for plugin in entry.fw.pre_bind_plugins:
             status = self._status_of(
                 "PreBind", plugin, lambda p=plugin: p.pre_bind(entry.state, entry.pod, entry.node)
@@ -198,10 +219,7 @@ class BindingCycle:
             if not status.ok:
                 self._abort(entry, status, binding_stage=True)
                 return
-        s = self._s
-        uid = entry.pod.uid
-        s.binding[uid] = Binding(entry.pinfo, entry.node, entry.started)
-        s.outbox.bind(entry.pinfo.pod, entry.node)
+        self._post_binding(entry.pinfo, entry.node, entry.started)
 
     def bind_done(self, done: BindDone) -> None:
         """PostBind after a successful bind, Unreserve after a failed one (the loop does the rest)."""
@@ -242,18 +260,18 @@ class BindingCycle:
 
     def _abort(self, entry: _InFlight, status: Status, *, binding_stage: bool) -> None:
         """Unreserve, forget, and report ``status`` through the loop's failure path."""
-        s = self._s
         uid = entry.pod.uid
         self._pods.pop(uid, None)
         entry.fw.waiting_pods.remove(uid)
         self.waiting_uids.discard(uid)
         self._unreserve(entry)
-        if s.cache.is_assumed(uid):
-            s.cache.forget(uid)
+        if self._cache.is_assumed(uid):
+            self._cache.forget(uid)
         if binding_stage:
-            s.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+            self._queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+        failure: Failure
         if status.code.is_rejection:
             failure = (REASON_UNSCHEDULABLE, f"0/1 nodes are available: {status.message}.", {status.plugin})
         else:
             failure = (REASON_SCHEDULER_ERROR, status.message, set())
-        s._fail(entry.pinfo, entry.fw.profile, failure, entry.started)
+        self._on_failure(entry.pinfo, entry.fw.profile, failure, entry.started)

@@ -67,17 +67,21 @@ class ClusterEventHandlers:
         queue: SchedulingQueue,
         profiles: Mapping[str, Framework],
         reporter: Reporter,
+        pending: dict[str, Pod] | None = None,
+        on_pod_deleted: Callable[[str], None] | None = None,
     ) -> None:
+        """``pending`` is the map to keep the pending pods in (shared with its readers; these
+        handlers are its only writer); ``on_pod_deleted`` is told the uid of every deleted pod, for
+        state kept outside the cache and the queue."""
         self.cache = cache
         self.queue = queue
         self.profiles = profiles
         self.reporter = reporter
-        self.pending: dict[str, Pod] = {}
+        self.pending: dict[str, Pod] = pending if pending is not None else {}
         """Pending pods of our profiles, by uid: the informer's latest view."""
         self.namespaces: dict[str, Namespace] = {}
         self._reported_invalid: dict[str, str] = {}
-        self.on_pod_deleted: Callable[[str], None] | None = None
-        """Told the uid of every deleted pod, for state kept outside the cache and the queue."""
+        self._on_pod_deleted = on_pod_deleted
 
     def handle_informer_event(self, ev: kev.InformerEvent) -> None:
         if type(ev) is kev.Upserted and ev.kind == "pods":  # most events: a pod added or changed
@@ -170,8 +174,8 @@ class ClusterEventHandlers:
             self.cache.remove_pod(uid)
             self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
         self._reported_invalid.pop(uid, None)
-        if self.on_pod_deleted is not None:
-            self.on_pod_deleted(uid)
+        if self._on_pod_deleted is not None:
+            self._on_pod_deleted(uid)
 
     # ------------------------------------------------------------------ relist after 410
     def _relist(self, ev: kev.Relisted) -> None:

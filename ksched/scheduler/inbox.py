@@ -1,9 +1,23 @@
-"""The scheduling thread's single inbox, and the messages other threads put in it.
+"""The scheduling thread's single inbox, and every message other threads put in it.
 
-Everything that changes the scheduler's state arrives here: informer events (from the I/O
-thread), bind outcomes, leadership changes, profile requests and stop requests. The scheduling
-thread drains it between cycles and is the only one that applies anything, which is what makes the
-cache and the queue lock-free. Tests can feed it directly and replay an exact order of events.
+Everything that changes the scheduler's state arrives here. The scheduling thread drains the inbox
+between cycles and is the only one that applies anything, which is what makes the cache and the
+queue lock-free. Tests can feed it directly and replay an exact order of messages.
+
+The messages, and who sends them::
+
+    Upserted Deleted Invalid Relisted Synced   informers, on the I/O thread (ksched.kube.events)
+    BindDone                                   the outbox, when a binding is answered
+    PreemptionDone                             the outbox, when a preemption's API work ends
+    PermitDecided                              WaitingPods.allow / reject, from any thread
+    LeadershipChanged                          the leader elector, on the I/O thread
+    StopRequested                              signal handlers (and tests)
+    ProfileRequest                             /debug/profile, on the I/O thread
+
+The informer events are defined by :mod:`ksched.kube.events`, because kube may not import the
+scheduler; they are re-exported here so that :data:`Message` names the whole set. The loop applies
+each message through one table keyed by its exact type (:meth:`Scheduler.dispatch_table`); a
+message of any other type is logged and dropped.
 """
 
 from __future__ import annotations
@@ -11,8 +25,8 @@ from __future__ import annotations
 import concurrent.futures
 import queue
 from dataclasses import dataclass
-from typing import Any
 
+from ksched.kube.events import Deleted, InformerEvent, Invalid, Relisted, Synced, Upserted
 from ksched.model.pod import Pod
 
 
@@ -23,6 +37,24 @@ class BindDone:
     pod: Pod
     node: str
     error: Exception | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionDone:
+    """The API work of a preemption is over; ``error`` is the first failure, if any."""
+
+    preemptor: Pod
+    node: str
+    error: Exception | None = None
+    seconds: float = 0.0
+    """How long the work took (``scheduler_preemption_goroutines_duration_seconds``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PermitDecided:
+    """Every Permit plugin allowed the waiting pod ``uid``, or one rejected it."""
+
+    uid: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,23 +75,35 @@ class ProfileRequest:
     result: concurrent.futures.Future[bytes]
 
 
+Message = (
+    InformerEvent
+    | BindDone
+    | PreemptionDone
+    | PermitDecided
+    | LeadershipChanged
+    | StopRequested
+    | ProfileRequest
+)
+"""Everything the inbox carries."""
+
+
 class Inbox:
     """A thread-safe FIFO; ``put`` from any thread, ``drain`` / ``wait`` from the scheduling thread."""
 
     def __init__(self) -> None:
-        self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._q: queue.SimpleQueue[Message] = queue.SimpleQueue()
 
-    def put(self, item: Any) -> None:
+    def put(self, item: Message) -> None:
         self._q.put(item)
 
-    def drain(self, limit: int = 100_000) -> list[Any]:
+    def drain(self, limit: int = 100_000) -> list[Message]:
         """Everything queued now (up to ``limit``), without blocking.
 
         Takes the ``qsize()`` items present rather than asking until ``Empty``: the loop drains on
         every iteration, mostly finding a few items or none, and the exception cost more than the
         items. Items put meanwhile wait for the next drain.
         """
-        out: list[Any] = []
+        out: list[Message] = []
         get = self._q.get_nowait
         try:
             for _ in range(min(self._q.qsize(), limit)):
@@ -68,7 +112,7 @@ class Inbox:
             pass
         return out
 
-    def wait(self, timeout: float | None) -> Any | None:
+    def wait(self, timeout: float | None) -> Message | None:
         """Block until one item arrives or ``timeout`` passes (None when it passed)."""
         try:
             return self._q.get(timeout=timeout)
@@ -77,3 +121,20 @@ class Inbox:
 
     def __len__(self) -> int:
         return self._q.qsize()
+
+
+__all__ = [
+    "BindDone",
+    "Deleted",
+    "Inbox",
+    "Invalid",
+    "LeadershipChanged",
+    "Message",
+    "PermitDecided",
+    "PreemptionDone",
+    "ProfileRequest",
+    "Relisted",
+    "StopRequested",
+    "Synced",
+    "Upserted",
+]

@@ -14,11 +14,8 @@ resources were freed, and requeue it with backoff. A cycle that found no node ru
 
 from __future__ import annotations
 
-import cProfile
 import dataclasses
-import io
 import logging
-import marshal
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,15 +25,25 @@ from ksched.framework.interface import Code
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.kube import events as kev
 from ksched.metrics import Children, Metrics, attempts_label
-from ksched.model.pod import with_node_name
+from ksched.model.pod import Pod, with_node_name
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.binder import Outbox
-from ksched.scheduler.binding_cycle import BindingCycle, PermitDecided
+from ksched.scheduler.binding_cycle import BindingCycle
 from ksched.scheduler.handlers import ClusterEventHandlers
-from ksched.scheduler.inbox import BindDone, Inbox, LeadershipChanged, ProfileRequest, StopRequested
-from ksched.scheduler.preemption import Preemption, PreemptionDone
+from ksched.scheduler.inbox import (
+    BindDone,
+    Inbox,
+    LeadershipChanged,
+    Message,
+    PermitDecided,
+    PreemptionDone,
+    ProfileRequest,
+    StopRequested,
+)
+from ksched.scheduler.preemption import Preemption
+from ksched.scheduler.profiling import LoopProfiler
 from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.queue.types import QueuedPodInfo
 from ksched.scheduler.reporting import (
     ACTION_BINDING,
     ACTION_SCHEDULING,
@@ -58,11 +65,8 @@ MAX_BINDINGS_IN_FLIGHT = 1000
 before it pops the next pod. Binding runs apart from the scheduling thread (the I/O thread, the bind
 worker), so a slow or throttling API server would otherwise let the loop assume the whole queue:
 every pending pod holding a reservation on a node for as long as its binding waits, and placed
-against state that ages meanwhile. A thousand is about a third of a second of bindings at
-benchmark rates, which keeps the outbox's batching. Measured on PreemptionAsync, 12,000 pods, three
-interleaved pairs: 3,326 pods/s with this cap against 3,368 without (within noise), the attempt p50
-190 ms against 620 ms, and no pod preempted while its binding waited (two runs in three without);
-a cap of 128 or 256 costs about a quarter of the throughput."""
+against state that ages meanwhile. The cap stays large enough that the outbox still sends
+bindings in batches at benchmark rates; a much smaller one costs throughput."""
 BIND_PLUGIN = "DefaultBinder"
 
 
@@ -92,27 +96,36 @@ class Scheduler:
         instance: str = "ksched",
         leading: bool = True,
         required_kinds: frozenset[str] = frozenset({"nodes", "pods"}),
+        on_synced: Callable[[], None] | None = None,
+        profiler: LoopProfiler | None = None,
     ) -> None:
+        """``on_synced`` is called once, on the scheduling thread, when every required kind has
+        synced (before the first cycle)."""
         self.cache = cache
         self.queue = queue
         self.profiles = profiles
         self.outbox = outbox
         self.reporter = Reporter(outbox, wall_clock=wall_clock, instance=instance)
-        self.handlers = ClusterEventHandlers(
-            cache=cache, queue=queue, profiles=profiles, reporter=self.reporter
-        )
         self.inbox = inbox if inbox is not None else Inbox()
         self.metrics = metrics
         self._attempts = _AttemptMetrics(metrics) if metrics is not None else None
+        pending: dict[str, Pod] = {}  # written by the handlers only; preemption reads it
         self.preemption = Preemption(
             queue=queue,
             outbox=outbox,
-            pending=self.handlers.pending,
+            pending=pending,
             metrics=metrics,
             wall_clock=wall_clock,
             instance=instance,
         )
-        self.handlers.on_pod_deleted = self.preemption.forget
+        self.handlers = ClusterEventHandlers(
+            cache=cache,
+            queue=queue,
+            profiles=profiles,
+            reporter=self.reporter,
+            pending=pending,
+            on_pod_deleted=self.preemption.forget,
+        )
         self.clock = clock
         self.wall_clock = wall_clock
         self.instance = instance
@@ -122,14 +135,23 @@ class Scheduler:
         self.binding: dict[str, Binding] = {}
         self.stopping = False
         self.stop_reason = ""
-        self.on_synced: Callable[[], None] | None = None
+        self._on_synced = on_synced
         self.scheduled_count = 0
         self._next_housekeeping = 0.0
         self.failed_count = 0
-        self._profile_until: float | None = None
-        self._profiler: cProfile.Profile | None = None
-        self._profile_result: Any = None
-        self.binding_cycle = BindingCycle(self)  # Reserve / Permit / PreBind / PostBind
+        self.profiler = profiler if profiler is not None else LoopProfiler(clock)
+        """Serves ProfileRequests; the runner finishes a running profile on shutdown."""
+        self.binding_cycle = BindingCycle(  # Reserve / Permit / PreBind / PostBind
+            profiles=profiles,
+            cache=cache,
+            queue=queue,
+            inbox=self.inbox,
+            clock=clock,
+            metrics=metrics,
+            post_binding=self._post_binding,
+            on_failure=self._fail,
+        )
+        self._dispatch = self.dispatch_table()
 
     # ------------------------------------------------------------------ the loop
     @property
@@ -140,7 +162,7 @@ class Scheduler:
         """Schedule until a stop request (or ``until(self)`` is true after a step)."""
         while not self.stopping:
             self._apply(self.inbox.drain())
-            self._tick_profile()  # also when idle or standby: the loop then wakes at least once a second
+            self.profiler.tick()  # also when idle or standby: the loop then wakes at least once a second
             if until is not None and until(self):
                 return
             if self.stopping:
@@ -163,42 +185,58 @@ class Scheduler:
                 self._apply_one(self.inbox.wait(timeout))
                 continue
             self.schedule_one(pinfo)
-            self._tick_profile()
+            self.profiler.tick()
 
-    def _apply(self, items: list[Any]) -> None:
+    def _apply(self, items: list[Message]) -> None:
         for item in items:
             self._apply_one(item)
 
-    def _apply_one(self, item: Any) -> None:
+    def _apply_one(self, item: Message | None) -> None:
         if item is None:
             return
-        if type(item) in _INFORMER_EVENTS:  # the bulk of the inbox, so tested first and by type
-            self._informer_event(item)
-        elif isinstance(item, BindDone):
-            self._bind_done(item)
-        elif isinstance(item, kev.Upserted | kev.Deleted | kev.Relisted | kev.Invalid):
-            self._informer_event(item)
-        elif isinstance(item, kev.Synced):
-            was_synced = self.synced
-            self.synced_kinds.add(item.kind)
-            if self.synced and not was_synced and self.on_synced is not None:
-                self.on_synced()
-        elif isinstance(item, LeadershipChanged):
-            self.leading = item.leading
-            if not item.leading:
-                self.stopping = True
-                self.stop_reason = "lost leadership"
-        elif isinstance(item, StopRequested):
-            self.stopping = True
-            self.stop_reason = item.reason
-        elif isinstance(item, ProfileRequest):
-            self._start_profile(item)
-        elif isinstance(item, PermitDecided):
-            self.binding_cycle.resolve(item.uid)
-        elif isinstance(item, PreemptionDone):
-            self.preemption.done(item, self.profiles)
-        else:
+        handler = self._dispatch.get(type(item))
+        if handler is None:
             log.error("unknown inbox item %r", item)
+            return
+        handler(item)
+
+    def dispatch_table(self) -> dict[type, Callable[[Any], None]]:
+        """What applies each inbox message, by its exact type (see :mod:`ksched.scheduler.inbox`)."""
+        return {
+            kev.Upserted: self._informer_event,
+            kev.Deleted: self._informer_event,
+            kev.Relisted: self._informer_event,
+            kev.Invalid: self._informer_event,
+            kev.Synced: self._synced,
+            BindDone: self._bind_done,
+            PreemptionDone: self._preemption_done,
+            PermitDecided: self._permit_decided,
+            LeadershipChanged: self._leadership_changed,
+            StopRequested: self._stop_requested,
+            ProfileRequest: self.profiler.start,
+        }
+
+    def _synced(self, item: kev.Synced) -> None:
+        was_synced = self.synced
+        self.synced_kinds.add(item.kind)
+        if self.synced and not was_synced and self._on_synced is not None:
+            self._on_synced()
+
+    def _leadership_changed(self, item: LeadershipChanged) -> None:
+        self.leading = item.leading
+        if not item.leading:
+            self.stopping = True
+            self.stop_reason = "lost leadership"
+
+    def _stop_requested(self, item: StopRequested) -> None:
+        self.stopping = True
+        self.stop_reason = item.reason
+
+    def _permit_decided(self, item: PermitDecided) -> None:
+        self.binding_cycle.resolve(item.uid)
+
+    def _preemption_done(self, item: PreemptionDone) -> None:
+        self.preemption.done(item, self.profiles)
 
     def _informer_event(self, item: kev.InformerEvent) -> None:
         self.handlers.handle_informer_event(item)
@@ -235,8 +273,12 @@ class Scheduler:
         if fw.has_binding_plugins:
             self.binding_cycle.start(fw, result, pinfo, node, start)
             return
-        self.binding[pod.uid] = Binding(pinfo, node, start)
-        self.outbox.bind(pod, node)
+        self._post_binding(pinfo, node, start)
+
+    def _post_binding(self, pinfo: QueuedPodInfo, node: str, started: float) -> None:
+        """Hand the binding of an assumed pod to the outbox; it is in flight until its BindDone."""
+        self.binding[pinfo.pod.uid] = Binding(pinfo, node, started)
+        self.outbox.bind(pinfo.pod, node)
 
     def _housekeeping(self, now: float) -> None:
         """Gauges that are cheaper to sample than to keep exact: cache sizes, binds in flight."""
@@ -334,33 +376,6 @@ class Scheduler:
             sli = self._attempts.sli(attempts_label(pinfo.attempts))
             sli.observe(now - pinfo.initial_attempt_timestamp)
 
-    # ------------------------------------------------------------------ /debug/profile
-    def _start_profile(self, req: ProfileRequest) -> None:
-        if self._profiler is not None:
-            req.result.set_exception(RuntimeError("a profile is already being taken"))
-            return
-        self._profiler = cProfile.Profile()
-        self._profile_until = self.clock() + req.seconds
-        self._profile_result = req.result
-        self._profiler.enable()
-
-    def _tick_profile(self) -> None:
-        if self._profiler is None or self._profile_until is None or self.clock() < self._profile_until:
-            return
-        self.finish_profile()
-
-    def finish_profile(self) -> None:
-        """Stop a running profile and hand its stats (pstats' marshal format) to the requester."""
-        if self._profiler is None:
-            return
-        self._profiler.disable()
-        self._profiler.create_stats()
-        buf = io.BytesIO(marshal.dumps(self._profiler.stats))  # type: ignore[attr-defined]
-        if not self._profile_result.done():
-            self._profile_result.set_result(buf.getvalue())
-        self._profiler = None
-        self._profile_until = None
-
 
 class _AttemptMetrics:
     """The loop's labelled metrics, children memoized: recorded for every attempt."""
@@ -376,6 +391,3 @@ class _AttemptMetrics:
         """By attempts label."""
         self.extension_points = Children(metrics.framework_extension_point_duration)
         """By (extension_point, status, profile)."""
-
-
-_INFORMER_EVENTS = frozenset({kev.Upserted, kev.Deleted, kev.Relisted, kev.Invalid})

@@ -52,8 +52,9 @@ from ksched.framework.runtime import Framework
 from ksched.kube.writers import event_body, pod_reference
 from ksched.metrics import Metrics
 from ksched.model.pod import Pod
+from ksched.scheduler.inbox import PreemptionDone
 from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.reporting import rfc3339
+from ksched.scheduler.reporting import Failure, rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,6 @@ CONDITION_DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 EVENT_PREEMPTED: Final = "Preempted"
 ACTION_PREEMPTING: Final = "Preempting"
-
-Failure = tuple[str, str, set[str]]
-"""(condition reason, message, rejecting plugins), as the loop reports a failed cycle."""
 
 
 def disruption_message(scheduler_name: str) -> str:
@@ -113,17 +111,6 @@ class PreemptionJob:
     evictions: tuple[Eviction, ...]
     clear_nominations: tuple[Pod, ...] = ()
     """Lower-priority pods nominated to ``node`` whose nomination upstream clears."""
-
-
-@dataclass(frozen=True, slots=True)
-class PreemptionDone:
-    """Inbox item: the API work of a preemption is over; ``error`` is the first failure, if any."""
-
-    preemptor: Pod
-    node: str
-    error: Exception | None = None
-    seconds: float = 0.0
-    """How long the work took (``scheduler_preemption_goroutines_duration_seconds``)."""
 
 
 class EvictionApi(Protocol):
@@ -396,7 +383,6 @@ __all__ = [
     "REASON_PREEMPTION_BY_SCHEDULER",
     "EvictionApi",
     "Preemption",
-    "PreemptionDone",
     "PreemptionJob",
     "carry_out",
     "clear_nomination_patch",

@@ -29,6 +29,9 @@ EVENT_FAILED_SCHEDULING: Final = "FailedScheduling"
 ACTION_BINDING: Final = "Binding"
 ACTION_SCHEDULING: Final = "Scheduling"
 
+Failure = tuple[str, str, set[str]]
+"""(condition reason, message, rejecting plugins): how the loop reports a pod that was not placed."""
+
 
 def rfc3339(ts: float, *, micro: bool = False) -> str:
     when = dt.datetime.fromtimestamp(ts, tz=dt.UTC)

@@ -12,21 +12,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
 from ksched.sim import _status as st
-from ksched.sim.faults import FaultConfig
+from ksched.sim._web import error_response, json_response, read_json
+from ksched.sim.faults import AuditLog, FaultConfig, FaultInjector
+from ksched.sim.store import Store
 from ksched.sim.workloads import make_nodes, make_pods
 
-if TYPE_CHECKING:
-    from ksched.sim._http import ApiServer
 
-
-def admin_routes(server: ApiServer) -> dict[str, dict[str, Any]]:
+def admin_routes(
+    *, store: Store, faults: FaultInjector, audit: AuditLog, open_watches: Callable[[], int]
+) -> dict[str, dict[str, Any]]:
     """Path -> HTTP method -> handler, for :meth:`~ksched.sim._http.ApiServer.handle`."""
-    from ksched.sim._http import error_response, json_response, read_json
 
     def guarded(fn: Any) -> Any:
         async def wrapper(request: web.BaseRequest) -> web.Response:
@@ -40,29 +41,28 @@ def admin_routes(server: ApiServer) -> dict[str, dict[str, Any]]:
         return wrapper
 
     async def get_faults(request: web.BaseRequest) -> web.Response:
-        return json_response(server.faults.config.to_dict())
+        return json_response(faults.config.to_dict())
 
     async def put_faults(request: web.BaseRequest) -> web.Response:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise st.bad_request("faults must be a JSON object")
-        server.faults.configure(FaultConfig.from_dict(body))
-        return json_response(server.faults.config.to_dict())
+        faults.configure(FaultConfig.from_dict(body))
+        return json_response(faults.config.to_dict())
 
     async def get_audit(request: web.BaseRequest) -> web.Response:
         since = int(request.query.get("since", "0"))
-        return json_response(server.audit.to_json_bytes(since))
+        return json_response(audit.to_json_bytes(since))
 
     async def delete_audit(request: web.BaseRequest) -> web.Response:
-        server.audit.clear()
+        audit.clear()
         return json_response({"items": []})
 
     async def stats(request: web.BaseRequest) -> web.Response:
-        store = server.store
         with store.lock:
             counts = {key: len(t.objects) for key, t in store.tables.items()}
             rv = store.rv
-        return json_response({"resourceVersion": str(rv), "objects": counts, "watches": len(server.wakers)})
+        return json_response({"resourceVersion": str(rv), "objects": counts, "watches": open_watches()})
 
     async def post_nodes(request: web.BaseRequest) -> web.Response:
         body = await read_json(request)
@@ -71,9 +71,9 @@ def admin_routes(server: ApiServer) -> dict[str, dict[str, Any]]:
             body.get("template"),
             zones=int(body.get("zones", 0)),
             name_prefix=body.get("name_prefix", "node-"),
-            start=server.store.count("nodes"),
+            start=store.count("nodes"),
         )
-        n = server.store.bulk_create("nodes", nodes)
+        n = store.bulk_create("nodes", nodes)
         return json_response({"created": n}, 201)
 
     async def post_pods(request: web.BaseRequest) -> web.Response:
@@ -85,7 +85,7 @@ def admin_routes(server: ApiServer) -> dict[str, dict[str, Any]]:
             namespace=ns,
             name_prefix=body.get("name_prefix", "pod-"),
         )
-        n = server.store.bulk_create("pods", pods, namespace=ns)
+        n = store.bulk_create("pods", pods, namespace=ns)
         return json_response({"created": n}, 201)
 
     return {

@@ -1,11 +1,14 @@
-"""The aiohttp application: path parsing, fault injection, and the CRUD verbs.
+"""The embedded API server: routing, fault injection, the CRUD verbs and the ``status`` subresource.
 
 Every request goes through :meth:`ApiServer.handle` (aiohttp's low-level server: no router) and,
 unless it is one of the ``/admin`` endpoints, :meth:`ApiServer.dispatch`: parse the path into
 (resource, namespace, name, subresource), pick the verb, apply injected latency/errors, run the
-handler. Handlers raise
-:class:`~ksched.sim._status.StatusError` for every failure, and any unexpected exception becomes a
-500 InternalError Status (logged), so clients never see a traceback.
+handler. Handlers raise :class:`~ksched.sim._status.StatusError` for every failure, and any
+unexpected exception becomes a 500 InternalError Status (logged), so clients never see a traceback.
+
+The server delegates down and is never imported back: ``/admin`` to :mod:`ksched.sim._admin`,
+binding and eviction to :mod:`ksched.sim._subresources`, watches to :mod:`ksched.sim._watch`, each
+given the store, faults and audit log it uses; all of them share :mod:`ksched.sim._web`.
 """
 
 from __future__ import annotations
@@ -15,20 +18,29 @@ import base64
 import binascii
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from ksched.sim import _status as st
+from ksched.sim._admin import admin_routes
 from ksched.sim._convert import field_path
 from ksched.sim._discovery import discovery, openapi_v3, version_doc
 from ksched.sim._patch import apply_patch
-from ksched.sim._resources import BY_PATH, ResourceType
 from ksched.sim._selectors import ObjectFilter
+from ksched.sim._subresources import Subresources
 from ksched.sim._tables import table, wants_table
-from ksched.sim._watch import Waker, serve_watch
+from ksched.sim._watch import Watches
+from ksched.sim._web import (
+    MAX_BODY_BYTES,
+    Req,
+    error_response,
+    int_param,
+    json_response,
+    parse_request,
+    read_json,
+)
 from ksched.sim.config import SimConfig
 from ksched.sim.faults import AuditLog, FaultInjector
 from ksched.sim.store import Obj, Store, check_preconditions
@@ -36,108 +48,6 @@ from ksched.sim.store import Obj, Store, check_preconditions
 log = logging.getLogger(__name__)
 
 AdminHandler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
-
-JSON = "application/json"
-MAX_BODY_BYTES = 64 * 1024 * 1024
-"""Largest request body accepted (aiohttp's default is 1 MiB)."""
-
-
-@dataclass(slots=True)
-class Req:
-    """A parsed resource request."""
-
-    verb: str
-    rtype: ResourceType
-    namespace: str | None
-    name: str
-    sub: str
-    query: dict[str, str]
-
-    @property
-    def fault_resource(self) -> str:
-        return f"{self.rtype.plural}/{self.sub}" if self.sub else self.rtype.plural
-
-
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    raw = body if isinstance(body, bytes) else orjson.dumps(body)
-    return web.Response(body=raw, status=status, content_type=JSON, headers=headers)
-
-
-def error_response(exc: st.StatusError) -> web.Response:
-    return web.Response(body=exc.body(), status=exc.code, content_type=JSON, headers=exc.headers)
-
-
-def _parse(method: str, parts: list[str], query: dict[str, str]) -> Req | None:
-    """Map ``/api/v1/...`` or ``/apis/G/V/...`` to a :class:`Req`; ``None`` if no such resource."""
-    if parts[:2] == ["api", "v1"]:
-        group, version, rest = "", "v1", parts[2:]
-    elif parts and parts[0] == "apis" and len(parts) >= 3:
-        group, version, rest = parts[1], parts[2], parts[3:]
-    else:
-        return None
-    namespace: str | None = None
-    if len(rest) >= 3 and rest[0] == "namespaces" and (group, version, rest[2]) in BY_PATH:
-        namespace, rest = rest[1], rest[2:]
-    if not rest or len(rest) > 3:
-        return None
-    rtype = BY_PATH.get((group, version, rest[0]))
-    if rtype is None:
-        return None
-    name = rest[1] if len(rest) > 1 else ""
-    sub = rest[2] if len(rest) > 2 else ""
-    if sub and sub not in rtype.subresources:
-        return None
-    if rtype.namespaced and name and namespace is None:
-        return None  # /api/v1/pods/NAME is not a path upstream serves
-    if not rtype.namespaced and namespace is not None:
-        return None
-    if name:
-        verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "POST": "create"}.get(
-            method
-        )
-    else:
-        watch = query.get("watch") in ("true", "1")
-        verb = {"GET": "watch" if watch else "list", "POST": "create", "DELETE": "deletecollection"}.get(
-            method
-        )
-    if verb is None:
-        raise st.StatusError(
-            405, "the server does not allow this method on the requested resource", reason="MethodNotAllowed"
-        )
-    return Req(verb, rtype, namespace, name, sub, query)
-
-
-async def read_body(request: web.BaseRequest) -> bytes:
-    """The request body. One that has fully arrived (every small one: a binding, a patch) is taken
-    from the buffer at once, without ``request.read()``'s chunk loop and copies."""
-    payload = request.content
-    if payload.is_eof():
-        raw = payload.read_nowait(-1)
-        if len(raw) > MAX_BODY_BYTES:
-            raise st.StatusError(413, "the request body is too large", reason="RequestEntityTooLarge")
-        return raw
-    return await request.read()
-
-
-async def read_json(request: web.BaseRequest, *, required: bool = True) -> Any:
-    raw = await read_body(request)
-    if not raw.strip():
-        if required:
-            raise st.bad_request("the request body is empty; a JSON object is required")
-        return None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise st.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
-
-
-def _int_param(q: dict[str, str], key: str) -> int | None:
-    if key not in q or q[key] == "":
-        return None
-    try:
-        return int(q[key])
-    except ValueError:
-        raise st.bad_request(f"{key}: Invalid value: {q[key]!r}: must be an integer") from None
 
 
 class ApiServer:
@@ -148,21 +58,29 @@ class ApiServer:
         self.faults = faults
         self.audit = audit
         self.settings = settings
-        self.closing = False
-        self.wakers: set[Waker] = set()
+        self.watches = Watches(store, faults, settings)
+        self.subresources = Subresources(store, faults, audit)
         self.address = f"{settings.host}:{settings.port}"
-        self._admin: dict[str, dict[str, AdminHandler]] = {}
+        self._admin: dict[str, dict[str, AdminHandler]] = admin_routes(
+            store=store, faults=faults, audit=audit, open_watches=self.watches.count
+        )
+
+    @property
+    def closing(self) -> bool:
+        """Whether watch streams are being told to finish (set by :meth:`shutdown`)."""
+        return self.watches.closing
+
+    @closing.setter
+    def closing(self, value: bool) -> None:
+        self.watches.closing = value
 
     def make_server(self) -> web.Server:
         """aiohttp's low-level server, calling :meth:`handle` for every request.
 
-        Not a ``web.Application``: its router, match info and signals cost ~10% of the server's CPU
-        per request, and the only routing needed is the few ``/admin`` paths before :meth:`dispatch`.
+        Not a ``web.Application``: the only routing needed is the few ``/admin`` paths before
+        :meth:`dispatch`, and its router, match info and signals would cost CPU on every request.
         Called on the loop that will serve.
         """
-        from ksched.sim._admin import admin_routes
-
-        self._admin = admin_routes(self)
         loop = asyncio.get_running_loop()
 
         def make_request(
@@ -198,9 +116,7 @@ class ApiServer:
 
     def shutdown(self) -> None:
         """Ask every watch stream to finish (called on the loop thread before the runner stops)."""
-        self.closing = True
-        for w in list(self.wakers):
-            w.event.set()
+        self.watches.shutdown()
 
     async def dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
@@ -225,7 +141,7 @@ class ApiServer:
             doc = discovery(parts, self.address) if parts[:1] != ["openapi"] else openapi_v3(parts)
             if doc is not None:
                 return json_response(doc)
-        req = _parse(request.method, parts, q)
+        req = parse_request(request.method, parts, q)
         if req is None:
             raise st.StatusError(
                 404,
@@ -245,10 +161,10 @@ class ApiServer:
                 }.get(rule.code, "injected: Internal error occurred")
                 details = {"retryAfterSeconds": rule.retry_after_s} if headers else None
                 raise st.StatusError(rule.code, msg, details=details, headers=headers)
+        if req.sub == "status":
+            return await self._status(request, req)
         if req.sub:
-            from ksched.sim import _subresources as subs
-
-            return await subs.handle(self, request, req)
+            return await self.subresources.handle(request, req)
         handler = getattr(self, "_" + req.verb)
         return await handler(request, req)
 
@@ -263,7 +179,7 @@ class ApiServer:
 
     async def _list(self, request: web.BaseRequest, req: Req) -> web.Response:
         rtype, q = req.rtype, req.query
-        limit = _int_param(q, "limit") or 0
+        limit = int_param(q, "limit") or 0
         after = None
         list_rv: int | None = None
         if q.get("continue"):
@@ -302,7 +218,7 @@ class ApiServer:
         return json_response(head + b",".join([e.raw_as(rtype) for e in entries]) + b"]}")
 
     async def _watch(self, request: web.BaseRequest, req: Req) -> web.StreamResponse:
-        return await serve_watch(self, request, req.rtype, self._filter(req), req.query)
+        return await self.watches.serve(request, req.rtype, self._filter(req), req.query)
 
     async def _get(self, request: web.BaseRequest, req: Req) -> web.Response:
         entry = self.store.get_entry(req.rtype, req.namespace or "", req.name)
@@ -318,6 +234,19 @@ class ApiServer:
             if tab is not None:
                 return json_response(tab)
         return json_response(entry.raw_as(req.rtype))
+
+    async def _status(self, request: web.BaseRequest, req: Req) -> web.Response:
+        """The ``status`` subresource: get, update and patch only ``.status``."""
+        if req.verb == "get":
+            entry = self.store.get_entry(req.rtype, req.namespace or "", req.name)
+            return json_response(entry.raw_as(req.rtype))
+        if req.verb == "update":
+            return await self._update(request, req, sub="status")
+        if req.verb == "patch":
+            return await self._patch(request, req, sub="status")
+        raise st.StatusError(
+            405, f"{req.verb} is not supported on {req.fault_resource}", reason="MethodNotAllowed"
+        )
 
     def _check_body(self, req: Req, body: Any) -> Obj:
         if not isinstance(body, dict):
@@ -378,7 +307,7 @@ class ApiServer:
         return json_response(obj)
 
     def _delete_options(self, req: Req, body: Any) -> tuple[int | None, str | None, str | None]:
-        grace = _int_param(req.query, "gracePeriodSeconds")
+        grace = int_param(req.query, "gracePeriodSeconds")
         uid = rv = None
         if isinstance(body, dict):
             if grace is None and body.get("gracePeriodSeconds") is not None:

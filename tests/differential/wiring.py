@@ -26,7 +26,7 @@ from ksched.kube import events as kev
 from ksched.scheduler.binder import Outbox
 from ksched.scheduler.inbox import Inbox
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.queue.factory import queue_for
 
 MAX_STEPS_PER_SETTLE = 2_000_000
 """Loop iterations one settle may take before the harness calls it a livelock."""

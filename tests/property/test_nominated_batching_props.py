@@ -28,7 +28,7 @@ from ksched.framework.plugins.noderesources import new_fit
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
 from ksched.model.pod import Pod, pod_from_dict
-from ksched.scheduler.queue_nominator import Nominator
+from ksched.scheduler.queue.nominator import Nominator
 from tests.builders import make_node
 from tests.unit.framework.plugins.preemption_support import cluster, vpod
 from tests.unit.framework.test_nominated_filter import assert_same, snapshot

@@ -27,7 +27,7 @@ from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import Framework
 from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod
-from ksched.scheduler.queue_nominator import Nominator
+from ksched.scheduler.queue.nominator import Nominator
 from tests import builders
 from tests.builders import make_node, pod
 from tests.property.test_nominated_rows_props import (

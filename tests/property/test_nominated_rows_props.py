@@ -26,7 +26,7 @@ from ksched.framework.messages import reason_histogram
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import Framework
 from ksched.model.pod import Pod
-from ksched.scheduler.queue_nominator import Nominator
+from ksched.scheduler.queue.nominator import Nominator
 from tests.builders import cluster_of, container, make_node, make_pod, pod
 from tests.unit.framework.test_nominated_filter import assert_same, snapshot
 

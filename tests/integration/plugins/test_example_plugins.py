@@ -18,7 +18,7 @@ from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.scheduler.inbox import BindDone
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.queue.factory import queue_for
 from tests import builders
 from tests.builders import make_node, make_pod
 

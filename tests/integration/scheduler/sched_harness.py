@@ -41,7 +41,7 @@ from ksched.runner import _informers
 from ksched.scheduler.binder import ApiOutbox, OutboxSettings
 from ksched.scheduler.inbox import Inbox, StopRequested
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.queue.factory import queue_for
 from ksched.sim import SimCluster
 from ksched.sim._resources import BY_KEY
 

@@ -25,7 +25,6 @@ from sched_harness import (
 )
 
 from ksched.sim import FaultConfig, LatencyRule, SimCluster, SimConfig
-from ksched.sim._subresources import bind as sim_bind
 from ksched.sim.workloads import node_template, pod_template
 
 StartScheduler = Callable[..., InProcessScheduler]
@@ -110,7 +109,7 @@ def test_sched_pod_bound_behind_the_schedulers_back_is_not_retried(
         for name in ("pod-0", "pod-3", "pod-5"):
             other = next(n for n in ("node-0", "node-1", "node-2", "node-3") if n != chosen[name])
             body = {"metadata": {"name": name}, "target": {"name": other}}
-            sim_bind(sim.api, "default", name, body)
+            sim.api.subresources.bind("default", name, body)
             stolen[name] = (chosen[name], other)
 
         wait_until(lambda: bound_count(sim) == 8, timeout=20, what="8 pods to be bound")

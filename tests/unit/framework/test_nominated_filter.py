@@ -21,7 +21,7 @@ from ksched.framework.profile import build_profiles
 from ksched.framework.registry import Handle
 from ksched.framework.runtime import Framework
 from ksched.model.pod import Pod
-from ksched.scheduler.queue_nominator import Nominator
+from ksched.scheduler.queue.nominator import Nominator
 from tests.builders import cluster_of, container, make_node, make_pod, pod
 
 

@@ -20,7 +20,7 @@ from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.scheduler.inbox import BindDone, StopRequested
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.queue.factory import queue_for
 from tests.builders import make_node, make_pod
 from tests.unit.scheduler.loop_support import FakeClock
 from tests.unit.scheduler.loop_support import RecordingOutbox as BaseOutbox

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ksched.scheduler.queue_nominator import Nominator
+from ksched.scheduler.queue.nominator import Nominator
 from tests.builders import pod
 
 

@@ -37,7 +37,7 @@ from ksched.scheduler.preemption import (
     disruption_message,
     preempted_note,
 )
-from ksched.scheduler.queue_setup import queue_for
+from ksched.scheduler.queue.factory import queue_for
 from tests.builders import make_node, make_pod
 from tests.unit.scheduler.loop_support import FakeClock, RecordingOutbox
 

@@ -23,7 +23,7 @@ from ksched.metrics import Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as ev
 from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.queue_types import QueuedPodInfo, QueueError, QueueSettings
+from ksched.scheduler.queue.types import QueuedPodInfo, QueueError, QueueSettings
 from tests.builders import pod
 
 FIT = names.NODE_RESOURCES_FIT

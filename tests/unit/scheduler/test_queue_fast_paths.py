@@ -21,7 +21,7 @@ from ksched.model.pod import with_node_name
 from ksched.scheduler import events_registry as ev
 from ksched.scheduler.events_registry import ActionType, ClusterEvent, EventsRegistry
 from ksched.scheduler.queue import SchedulingQueue, Strategy
-from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.queue.types import QueuedPodInfo
 from tests.builders import pod
 
 A = ActionType

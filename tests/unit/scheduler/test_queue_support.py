@@ -14,10 +14,10 @@ from ksched.config import names
 from ksched.scheduler import events_registry as ev
 from ksched.scheduler.events_registry import ActionType as A
 from ksched.scheduler.events_registry import ClusterEvent, EventsRegistry
-from ksched.scheduler.queue_backoff import BackoffPolicy
-from ksched.scheduler.queue_heap import KeyedHeap
-from ksched.scheduler.queue_nominator import Nominator
-from ksched.scheduler.queue_types import QueuedPodInfo, QueueSettings
+from ksched.scheduler.queue.backoff import BackoffPolicy
+from ksched.scheduler.queue.heap import KeyedHeap
+from ksched.scheduler.queue.nominator import Nominator
+from ksched.scheduler.queue.types import QueuedPodInfo, QueueSettings
 from tests.builders import pod
 
 

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterator
 
 from ksched.scheduler.events_registry import ClusterEvent
-from ksched.scheduler.queue_types import QueuedPodInfo
+from ksched.scheduler.queue.types import QueuedPodInfo
 
 
 class InFlight:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ksched.scheduler.queue_types import BACKOFF_ORDERING_WINDOW_S, QueuedPodInfo, QueueSettings
+from ksched.scheduler.queue.types import BACKOFF_ORDERING_WINDOW_S, QueuedPodInfo, QueueSettings
 
 
 class BackoffPolicy:

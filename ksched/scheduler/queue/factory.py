@@ -11,8 +11,8 @@ from ksched.config.types import SchedulerConfiguration
 from ksched.framework.runtime import Framework
 from ksched.metrics import Metrics
 from ksched.scheduler.events_registry import registry_for_profiles
-from ksched.scheduler.queue import SchedulingQueue
-from ksched.scheduler.queue_types import QueueSettings
+from ksched.scheduler.queue.scheduling_queue import SchedulingQueue
+from ksched.scheduler.queue.types import QueueSettings
 
 
 def queue_for(

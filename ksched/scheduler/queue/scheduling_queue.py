@@ -1,43 +1,7 @@
-"""The scheduling queue: which pending pod to try next, and when a failed pod may try again.
+"""The scheduling queue itself: activeQ, backoffQ, unschedulablePods and the moves between them.
 
-Upstream: ``pkg/scheduler/backend/queue/scheduling_queue.go``, ``active_queue.go``,
-``backoff_queue.go`` (v1.35 defaults: QueueingHints on, ``SchedulerPopFromBackoffQ`` on), reference
-§3. Parts:
-
-- **activeQ**: heap by the QueueSort key (higher priority first, then earlier ``timestamp``).
-- **backoffQ**: two heaps by backoff expiry, one for rejected pods and one for pods that failed with
-  an error. Backoff is ``initial * 2**(attempts-1)`` capped at ``max``, counted from ``timestamp``.
-  With PopFromBackoffQ the expiry is truncated to a whole-second window (ties go to the activeQ
-  order) and an empty activeQ pops the head of the rejected-pods heap before its backoff ends.
-- **unschedulablePods**: a map of pods parked until a cluster event may help them or 5 minutes pass;
-  it also holds *gated* pods, which a PreEnqueue plugin keeps out (counted as ``gated``).
-- **in flight**: popped pods not yet ``done``; events seen meanwhile are recorded so a pod that fails
-  is requeued at once if an event during its attempt may have helped (upstream's in-flight events,
-  which replaced ``moveRequestCycle``).
-
-Moves (event labels as in ``scheduler_queue_incoming_pods_total``)::
-
-    add (UnschedulablePodAdd) ──┐       PreEnqueue rejects (gated)
-    update of unknown pod ──────┼──▶ activeQ ──────────────────────────▶ unschedulablePods
-                                │       │ pop: attempts += 1             (gated; only events of the
-     BackoffComplete (flush) ───┘       ▼                                 gating plugin move it)
-     ForceActivate (activate)       in flight ── done ──▶ (gone: bound or deleted)
-              ▲                         │ add_unschedulable_if_not_present (ScheduleAttemptFailure)
-              │          ┌──────────────┴───────────────────┐
-              │          │ an in-flight event may help,      │ no event helped
-              │          │ or an error (no rejecting plugin) │
-              │          ▼                                   ▼
-           backoffQ ◀── still backing off ── event ── unschedulablePods
-              │            (<event>, UnschedulableTimeout)   │ event / 5 min timeout / activate,
-              │ activeQ empty: PopFromBackoffQ               │ backoff over ──▶ activeQ
-              └──────────────────────────────────────────────┴─ pending plugin said Queue ──▶ activeQ
-
-Not guaranteed: fairness among pods of equal priority and equal ``timestamp`` beyond insertion
-order; hint functions are approximated by event registrations (see
-:mod:`ksched.scheduler.events_registry`).
-
-Single-threaded by design: every method is called only from the scheduling thread; there are no
-locks. Time comes from the injected ``clock`` (monotonic seconds).
+The moves are drawn in :mod:`ksched.scheduler.queue`; this module carries them out. Scheduling
+thread only, time from the injected ``clock``.
 """
 
 from __future__ import annotations
@@ -52,11 +16,11 @@ from ksched.metrics import QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_GATED, QUEUE_UNSCH
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as ev
 from ksched.scheduler.events_registry import ClusterEvent, EventsRegistry
-from ksched.scheduler.queue_backoff import BackoffPolicy
-from ksched.scheduler.queue_heap import KeyedHeap
-from ksched.scheduler.queue_inflight import InFlight
-from ksched.scheduler.queue_nominator import Nominator
-from ksched.scheduler.queue_types import (
+from ksched.scheduler.queue.backoff import BackoffPolicy
+from ksched.scheduler.queue.heap import KeyedHeap
+from ksched.scheduler.queue.inflight import InFlight
+from ksched.scheduler.queue.nominator import Nominator
+from ksched.scheduler.queue.types import (
     PreEnqueuePlugin,
     QueuedPodInfo,
     QueueError,

@@ -11,9 +11,12 @@
 #
 # Resource specs are parallel arrays over the resources one plugin looks at:
 #   cols[j]  column in alloc/req (-1: no node has that resource, alloc = requested = 0)
-#   src[j]   where the node's requested amount comes from: 0 = req[row, cols[j]],
-#            1 = nz[row, 0] (non-zero cpu), 2 = nz[row, 1] (non-zero memory)
+#   src[j]   where the node's requested amount comes from: SRC_REQUESTED = req[row, cols[j]],
+#            SRC_NONZERO_CPU = nz[row, 0], SRC_NONZERO_MEMORY = nz[row, 1]
 #   pod[j]   the pod's request for that resource, w[j] its weight
+#
+# Fit failure bits: bit 0 "Too many pods"; for checked resource j, bit 1+2j "Insufficient" and
+# bit 2+2j the same, unresolvable (request > allocatable); so at most MAX_FILTER_RESOURCES.
 
 from ksched._fast._types cimport i64, u64, u8, f64
 
@@ -21,6 +24,12 @@ cdef enum:
     LEAST_ALLOCATED = 0
     MOST_ALLOCATED = 1
     REQUESTED_TO_CAPACITY_RATIO = 2
+
+cdef enum:
+    SRC_REQUESTED = 0
+    SRC_NONZERO_CPU = 1
+    SRC_NONZERO_MEMORY = 2
+    MAX_FILTER_RESOURCES = 31
 
 # The pod's packed spec for fused_resources: ONE int64 array instead of ten small ones, because every
 # array argument of a def function costs a buffer acquisition per call (about 0.5 us each, a tenth

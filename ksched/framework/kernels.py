@@ -14,7 +14,7 @@ import importlib
 import logging
 from collections.abc import Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -85,6 +85,66 @@ def dispatch(name: str, reference: F) -> F:
         return reference
     fn = getattr(fast, name, None)
     return reference if fn is None else fn  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- the fused resource sweep
+class FusedPass(NamedTuple):
+    """What the fused resource sweep computes over rows ``[0, n)`` of the node table.
+
+    The compiled ``fused_pass`` (``ksched/_fast/kernels.pyx``) and its numpy reference
+    (``noderesources.scoring.fused_pass_ref``) both produce it, through :func:`fused_pass`. A part
+    the pod's spec leaves out (``kernels.pxd``: ``SPEC_FILTER``, ``SPEC_FIT``, ``SPEC_BALANCED``)
+    is None, and counts 0 in the weighted sum below.
+    """
+
+    bits: np.ndarray | None
+    """NodeResourcesFit's failure bits per row (uint64, layout in ``kernels.pxd``)."""
+    fit: np.ndarray | None
+    """NodeResourcesFit's score per row (int64)."""
+    fit_in_range: bool
+    """Every Fit score lies in 0..100 (they do unless Go's int64 arithmetic wrapped)."""
+    balanced: np.ndarray | None
+    """NodeResourcesBalancedAllocation's score per row (int64)."""
+    balanced_in_range: bool
+    failing_rows: int
+    """Rows with any failure bit (0 without the filter part), so Filter needs no ``bits.any()``."""
+    passed: np.ndarray
+    """Bool per row: valid and no failure bit (``FilterResult.passed``)."""
+    n_passed: int
+    best: int
+    """Maximum of ``wf * fit + wb * balanced`` (Go int64, wrapping) over the passing rows; 0 if none."""
+    ties: int
+    """Passing rows that reach ``best`` (0 if none passes)."""
+    first: int
+    """Lowest of those rows (-1 if none)."""
+    last: int
+    """Highest of those rows (-1 if none)."""
+
+
+def fused_pass(
+    alloc: np.ndarray,
+    req: np.ndarray,
+    nz: np.ndarray,
+    allowed: np.ndarray,
+    count: np.ndarray,
+    valid: np.ndarray,
+    n: int,
+    spec: np.ndarray,
+    wf: int,
+    wb: int,
+    *,
+    reference: Callable[..., FusedPass],
+) -> FusedPass:
+    """The fused sweep (Fit bits and score, BalancedAllocation score, pass mask, best rows) of rows
+    ``[0, n)``: compiled when available, else ``reference`` (the plugin's numpy twin, same arguments).
+
+    ``alloc``, ``req``, ``nz``, ``allowed``, ``count`` and ``valid`` are the node table's whole
+    arrays (only rows below ``n`` are read); ``spec`` is the pod's packed spec (``kernels.pxd``).
+    """
+    fast = _fast if _tried else compiled()
+    if fast is None:
+        return reference(alloc, req, nz, allowed, count, valid, n, spec, wf, wb)
+    return FusedPass._make(fast.fused_pass(alloc, req, nz, allowed, count, valid, n, spec, wf, wb))
 
 
 # --------------------------------------------------------------------------- selection

@@ -134,7 +134,7 @@ def _padded(t: dict[str, Any], spare: int) -> tuple[np.ndarray, ...]:
     )  # fmt: skip
 
 
-def _check(t: dict[str, Any], spare: int = 0) -> tuple[Any, ...]:
+def _check(t: dict[str, Any], spare: int = 0) -> kernels.FusedPass:
     """Every sweep this CPU runs (vector ones and the scalar loop) equals the numpy reference."""
     assert FAST is not None
     n = t["alloc"].shape[0]
@@ -146,17 +146,16 @@ def _check(t: dict[str, Any], spare: int = 0) -> tuple[Any, ...]:
     try:
         for level in FAST.simd_levels():
             FAST.set_simd(level)
-            results.append(FAST.fused_pass(*args))
+            results.append((level, kernels.FusedPass._make(FAST.fused_pass(*args))))
     finally:
         FAST.set_simd(previous)
-    for got in results:
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
+    for level, got in results:
+        for name, g, w in zip(kernels.FusedPass._fields, got, want, strict=True):
             if isinstance(w, np.ndarray):
-                np.testing.assert_array_equal(g, w)
+                np.testing.assert_array_equal(g, w, err_msg=f"{name} ({level})")
             else:
-                assert g == w
-    return results[-1]
+                assert g == w, f"{name} ({level})"
+    return results[-1][1]
 
 
 @SETTINGS
@@ -235,7 +234,8 @@ def test_quotient_just_below_integer_floors() -> None:
     """The constructed case really sits below 27 (so the test above checks what it claims)."""
     assert 100 * D == 27 * A - 1
     got = _check(_uniform(4, (A, A), (0, 0), (A - D - 1, 0), (1, 1)))
-    fit = got[1]
+    fit = got.fit
+    assert fit is not None
     assert fit[0] == (26 + 99) // 2  # cpu floors to 26, memory scores (A - 1) * 100 // A == 99
 
 

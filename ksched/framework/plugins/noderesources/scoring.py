@@ -16,9 +16,11 @@ identically (no ``np.std``, no reassociation).
 
 from __future__ import annotations
 
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
 import numpy as np
+
+from ksched.framework.kernels import FusedPass
 
 MAX_NODE_SCORE: Final = 100
 MAX_UTILIZATION: Final = 100
@@ -269,33 +271,6 @@ def unpack_spec(spec: np.ndarray) -> UnpackedSpec:
     )  # fmt: skip
 
 
-def fused_resources_ref(
-    alloc: np.ndarray,
-    req: np.ndarray,
-    nz: np.ndarray,
-    allowed: np.ndarray,
-    count: np.ndarray,
-    n: int,
-    spec: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray | None, bool, np.ndarray | None, bool, int]:
-    """The three references above over rows ``[0, n)``, with the compiled ``fused_resources``
-    signature: the node table's whole arrays and the pod's packed spec (:func:`pack_spec`).
-
-    The last element counts rows with any failure bit (0 when the filter part is off).
-    """
-    s = unpack_spec(spec)
-    alloc, req, nz, allowed, count = alloc[:n], req[:n], nz[:n], allowed[:n], count[:n]
-    bits = fit_filter_ref(alloc, req, allowed, count, s.fcols, s.fpod) if s.do_filter else None
-    fit, fit_ok = (
-        resource_score_ref(alloc, req, nz, s.scols, s.ssrc, s.spod, s.sw, s.strategy, s.shape_u, s.shape_s)
-        if s.do_fit
-        else (None, True)
-    )
-    bal, bal_ok = balanced_score_ref(alloc, req, s.bcols, s.bpod) if s.do_bal else (None, True)
-    n_fail = int(np.count_nonzero(bits)) if bits is not None else 0
-    return bits, fit, fit_ok, bal, bal_ok, n_fail
-
-
 def fused_pass_ref(
     alloc: np.ndarray,
     req: np.ndarray,
@@ -307,12 +282,21 @@ def fused_pass_ref(
     spec: np.ndarray,
     wf: int,
     wb: int,
-) -> tuple[Any, ...]:
-    """:func:`fused_resources_ref` plus the compiled ``fused_pass``'s extras (``kernels.pyx``):
-    ``(passed, n_pass, best, ties, first, last)``: the rows that are valid and fail no Fit check,
-    and where the maximum of ``wf * fit + wb * balanced`` (int64, wrapping; a part left out of
-    the spec counts 0) lies among them."""
-    bits, fit, fit_ok, bal, bal_ok, n_fail = fused_resources_ref(alloc, req, nz, allowed, count, n, spec)
+) -> FusedPass:
+    """The references above over rows ``[0, n)`` with the compiled ``fused_pass``'s signature (the
+    node table's whole arrays and the pod's packed spec, :func:`pack_spec`), and what it adds: the
+    rows that are valid and fail no Fit check, and where the maximum of ``wf * fit + wb * balanced``
+    (int64, wrapping; a part left out of the spec counts 0) lies among them."""
+    s = unpack_spec(spec)
+    alloc, req, nz, allowed, count = alloc[:n], req[:n], nz[:n], allowed[:n], count[:n]
+    bits = fit_filter_ref(alloc, req, allowed, count, s.fcols, s.fpod) if s.do_filter else None
+    fit, fit_ok = (
+        resource_score_ref(alloc, req, nz, s.scols, s.ssrc, s.spod, s.sw, s.strategy, s.shape_u, s.shape_s)
+        if s.do_fit
+        else (None, True)
+    )
+    bal, bal_ok = balanced_score_ref(alloc, req, s.bcols, s.bpod) if s.do_bal else (None, True)
+    n_fail = int(np.count_nonzero(bits)) if bits is not None else 0
     passed = valid[:n].copy()
     if bits is not None:
         passed &= bits == 0
@@ -323,10 +307,10 @@ def fused_pass_ref(
         total += bal * np.int64(wb)
     rows = np.flatnonzero(passed)
     if rows.size == 0:
-        return bits, fit, fit_ok, bal, bal_ok, n_fail, passed, 0, 0, 0, -1, -1
+        return FusedPass(bits, fit, fit_ok, bal, bal_ok, n_fail, passed, 0, 0, 0, -1, -1)
     best = total[rows].max()
     ties = rows[total[rows] == best]
-    return (
+    return FusedPass(
         bits, fit, fit_ok, bal, bal_ok, n_fail,
         passed, int(rows.size), int(best), int(ties.size), int(ties[0]), int(ties[-1]),
     )  # fmt: skip

@@ -14,6 +14,7 @@ stays visible in debug logs while the message stays readable.
     │   └── ManifestError          a file that is not the kind of document expected
     ├── CacheError                 the cache was asked to do something its state forbids
     ├── PluginError                a plugin failed at run time (becomes a SchedulerError status)
+    ├── BuildError                 the compiled kernels disagree with the Python source (rebuild)
     └── ApiError                   the Kubernetes API answered with an error
         ├── Conflict (409)
         ├── Gone (410)
@@ -89,6 +90,11 @@ class PluginError(KschedError):
         self.plugin = plugin
         self.problem = problem
         super().__init__(f'plugin "{plugin}": {problem}')
+
+
+class BuildError(KschedError):
+    """The compiled extension in ``ksched/_fast`` was built from sources that disagree with the
+    Python side's (a stale or mismatched build); the message names what differs."""
 
 
 class ApiError(KschedError):

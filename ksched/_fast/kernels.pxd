@@ -20,6 +20,8 @@
 
 from ksched._fast._types cimport i64, u64, u8, f64
 
+# The codes of these enums are shared with the Python side: ``constants()`` exports them and
+# ksched.framework.kernels refuses (BuildError) a module whose codes differ from its CONTRACT.
 cdef enum:
     LEAST_ALLOCATED = 0
     MOST_ALLOCATED = 1
@@ -30,6 +32,13 @@ cdef enum:
     SRC_NONZERO_CPU = 1
     SRC_NONZERO_MEMORY = 2
     MAX_FILTER_RESOURCES = 31
+
+# Upstream's score bounds. Compile-time constants, not module variables: a store through any i64*
+# in a loop could alias a variable, so the compiler would reload it (and not strength-reduce the
+# multiply) every row.
+cdef enum:
+    MAX_NODE_SCORE = 100
+    MAX_UTILIZATION = 100
 
 # The pod's packed spec for fused_resources: ONE int64 array instead of ten small ones, because every
 # array argument of a def function costs a buffer acquisition per call (about 0.5 us each, a tenth

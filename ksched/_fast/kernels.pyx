@@ -23,12 +23,6 @@ SIMD_LEVELS = ("none", "avx2", "avx512")
 cdef int _simd_max = ks_simd_level()
 cdef int _simd_use = _simd_max
 
-cdef enum:
-    # Compile-time constants, not module variables: a store through any i64* in a loop could alias
-    # a variable, so the compiler would reload it (and not strength-reduce the multiply) every row.
-    MAX_NODE_SCORE = 100
-    MAX_UTILIZATION = 100
-
 
 # --------------------------------------------------------------------------- Go int64 arithmetic
 cdef inline i64 wadd(i64 a, i64 b) noexcept nogil:
@@ -834,6 +828,26 @@ def set_simd(str level):
     previous = SIMD_LEVELS[_simd_use]
     _simd_use = SIMD_LEVELS.index(level)
     return previous
+
+
+def constants():
+    """``{name: value}`` of the codes in ``kernels.pxd`` that the Python side shares;
+    ``ksched.framework.kernels`` compares them with its own when it loads this module."""
+    return {
+        "LEAST_ALLOCATED": LEAST_ALLOCATED,
+        "MOST_ALLOCATED": MOST_ALLOCATED,
+        "REQUESTED_TO_CAPACITY_RATIO": REQUESTED_TO_CAPACITY_RATIO,
+        "SRC_REQUESTED": SRC_REQUESTED,
+        "SRC_NONZERO_CPU": SRC_NONZERO_CPU,
+        "SRC_NONZERO_MEMORY": SRC_NONZERO_MEMORY,
+        "MAX_FILTER_RESOURCES": MAX_FILTER_RESOURCES,
+        "SPEC_HEADER": SPEC_HEADER,
+        "SPEC_FILTER": SPEC_FILTER,
+        "SPEC_FIT": SPEC_FIT,
+        "SPEC_BALANCED": SPEC_BALANCED,
+        "MAX_NODE_SCORE": MAX_NODE_SCORE,
+        "MAX_UTILIZATION": MAX_UTILIZATION,
+    }
 
 
 def typedefs():

@@ -14,29 +14,90 @@ import importlib
 import logging
 from collections.abc import Callable
 from types import ModuleType
-from typing import NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 import numpy as np
+
+from ksched.errors import BuildError
 
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., object])
+
+# --------------------------------------------------------------------------- the contract's codes
+# The codes the resource kernels and the Python side share (meanings in ksched/_fast/kernels.pxd).
+# The compiled module has them as C enums from that .pxd; these are the Python side's, and the
+# numpy references and the plugins take them from here. compiled() compares the two sets when it
+# loads the module and raises BuildError when they differ, so a stale build cannot misread a spec.
+LEAST_ALLOCATED: Final = 0
+MOST_ALLOCATED: Final = 1
+REQUESTED_TO_CAPACITY_RATIO: Final = 2
+SRC_REQUESTED: Final = 0
+SRC_NONZERO_CPU: Final = 1
+SRC_NONZERO_MEMORY: Final = 2
+MAX_FILTER_RESOURCES: Final = 31
+"""Bit 0 is "Too many pods"; each checked resource takes two more bits of the uint64."""
+SPEC_HEADER: Final = 8
+SPEC_FILTER: Final = 1
+SPEC_FIT: Final = 2
+SPEC_BALANCED: Final = 4
+MAX_NODE_SCORE: Final = 100
+MAX_UTILIZATION: Final = 100
+CONTRACT: Final[dict[str, int]] = {
+    "LEAST_ALLOCATED": LEAST_ALLOCATED,
+    "MOST_ALLOCATED": MOST_ALLOCATED,
+    "REQUESTED_TO_CAPACITY_RATIO": REQUESTED_TO_CAPACITY_RATIO,
+    "SRC_REQUESTED": SRC_REQUESTED,
+    "SRC_NONZERO_CPU": SRC_NONZERO_CPU,
+    "SRC_NONZERO_MEMORY": SRC_NONZERO_MEMORY,
+    "MAX_FILTER_RESOURCES": MAX_FILTER_RESOURCES,
+    "SPEC_HEADER": SPEC_HEADER,
+    "SPEC_FILTER": SPEC_FILTER,
+    "SPEC_FIT": SPEC_FIT,
+    "SPEC_BALANCED": SPEC_BALANCED,
+    "MAX_NODE_SCORE": MAX_NODE_SCORE,
+    "MAX_UTILIZATION": MAX_UTILIZATION,
+}
+
+
+def check_contract(fast: ModuleType) -> None:
+    """Raise :class:`BuildError` unless ``fast.constants()`` (the compiled module's codes) equals
+    :data:`CONTRACT`."""
+    built: dict[str, int] = dict(fast.constants())
+    if built != CONTRACT:
+        differ = {
+            name: (CONTRACT.get(name), built.get(name))
+            for name in sorted(CONTRACT.keys() | built.keys())
+            if CONTRACT.get(name) != built.get(name)
+        }
+        where = getattr(fast, "__file__", fast.__name__)
+        raise BuildError(
+            f"{where} was built with kernel codes that differ from ksched.framework.kernels "
+            f"(name: (python, compiled)): {differ}; rebuild it with `python setup.py build_ext --inplace`"
+        )
+
 
 _fast: ModuleType | None = None
 _tried = False
 
 
 def compiled() -> ModuleType | None:
-    """The compiled kernel module, or None (logged once) when it is not built."""
+    """The compiled kernel module, or None (logged once) when it is not built.
+
+    Raises :class:`BuildError`, on every call, when the module is built but its codes differ from
+    :data:`CONTRACT` (:func:`check_contract`).
+    """
     global _fast, _tried
     if not _tried:
-        _tried = True
         try:
             from ksched import _fast as fast_pkg  # noqa: F401
             from ksched._fast import kernels as fast
         except ImportError as exc:
             log.warning("compiled kernels unavailable (%s); using the slower numpy path", exc)
             fast = None
+        if fast is not None:
+            check_contract(fast)
+        _tried = True
         _fast = fast
     return _fast
 

@@ -214,8 +214,8 @@ def test_fused_pass_default_shape(t: dict[str, Any], spare: int, seed: int, nonz
     ``test_kernels_simd.py`` runs the specialized sweep at every SIMD level."""
     pod = t["fpod"][:2] if t["fpod"].shape[0] >= 2 else np.array([1000, 2**31], dtype=I64)
     cols = np.array([0, 1], dtype=I64)
-    nonzero = [scoring.SRC_NONZERO_CPU, scoring.SRC_NONZERO_MEMORY]
-    src = np.array(nonzero if nonzero_src else [scoring.SRC_REQUESTED] * 2, dtype=I64)
+    nonzero = [kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY]
+    src = np.array(nonzero if nonzero_src else [kernels.SRC_REQUESTED] * 2, dtype=I64)
     w = t["sw"][:2] if t["sw"].shape[0] >= 2 else np.array([1, 1], dtype=I64)
     spec = scoring.pack_spec(
         True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, t["shape_u"], t["shape_s"],
@@ -262,7 +262,7 @@ def test_fused_pass_wrapper_names_both_paths() -> None:
     req = np.zeros((n, 2), dtype=I64)
     nz = np.full((n, 2), 100, dtype=I64)
     cols = np.array([0, 1], dtype=I64)
-    src = np.array([scoring.SRC_NONZERO_CPU, scoring.SRC_NONZERO_MEMORY], dtype=I64)
+    src = np.array([kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY], dtype=I64)
     pod = np.array([500, 2**30], dtype=I64)
     w = np.array([1, 1], dtype=I64)
     spec = scoring.pack_spec(True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED,

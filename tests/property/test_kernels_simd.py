@@ -33,7 +33,7 @@ I64 = np.int64
 LIMIT = 2**46
 """``KS_EXACT_LIMIT``: row values in [0, LIMIT) take the vector path."""
 COLS = np.array([0, 1], dtype=I64)
-SRC = np.array([scoring.SRC_NONZERO_CPU, scoring.SRC_NONZERO_MEMORY], dtype=I64)
+SRC = np.array([kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY], dtype=I64)
 EMPTY = np.zeros(0, dtype=I64)
 
 EDGE_VALUES = [0, 1, 2, 99, 100, 101, LIMIT - 2, LIMIT - 1, LIMIT, LIMIT + 1, 2**52, 2**62, -1, -(2**46)]

@@ -25,16 +25,15 @@ import numpy as np
 from ksched.cache.cluster import ClusterCache
 from ksched.framework import kernels, names
 from ksched.framework.interface import BestRows, Code, CycleState
-from ksched.framework.kernels import FusedPass
-from ksched.framework.plugins.noderesources.scoring import (
+from ksched.framework.kernels import (
     MAX_FILTER_RESOURCES,
     REQUESTED_TO_CAPACITY_RATIO,
     SRC_NONZERO_CPU,
     SRC_NONZERO_MEMORY,
     SRC_REQUESTED,
-    fused_pass_ref,
-    pack_spec,
+    FusedPass,
 )
+from ksched.framework.plugins.noderesources.scoring import fused_pass_ref, pack_spec
 from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY, is_extended, is_hugepages

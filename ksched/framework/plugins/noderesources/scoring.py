@@ -5,7 +5,8 @@ These read like upstream (``noderesources/fit.go``, ``resource_allocation.go``,
 ``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``,
 ``helper/shape_score.go``, ``balanced_allocation.go``) and are what the compiled twins in
 ``ksched/_fast/kernels.pyx`` must equal exactly; the argument conventions (column specs, ``src``
-codes, bit layout) are documented in ``ksched/_fast/kernels.pxd``.
+codes, bit layout) are documented in ``ksched/_fast/kernels.pxd``, and the codes themselves come
+from ``ksched.framework.kernels``, which checks them against the compiled module's.
 
 Upstream computes in Go ``int64``: products and sums wrap around and division truncates toward
 zero. Numpy integer *arrays* wrap the same way (and never warn), so every integer expression here
@@ -20,23 +21,26 @@ from typing import Final, NamedTuple
 
 import numpy as np
 
-from ksched.framework.kernels import FusedPass
+from ksched.framework.kernels import (
+    LEAST_ALLOCATED,
+    MAX_NODE_SCORE,
+    MAX_UTILIZATION,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    SPEC_BALANCED,
+    SPEC_FILTER,
+    SPEC_FIT,
+    SPEC_HEADER,
+    SRC_REQUESTED,
+    FusedPass,
+)
 
-MAX_NODE_SCORE: Final = 100
-MAX_UTILIZATION: Final = 100
-LEAST_ALLOCATED: Final = 0
-MOST_ALLOCATED: Final = 1
-REQUESTED_TO_CAPACITY_RATIO: Final = 2
 STRATEGY_CODES: Final = {
     "LeastAllocated": LEAST_ALLOCATED,
     "MostAllocated": MOST_ALLOCATED,
     "RequestedToCapacityRatio": REQUESTED_TO_CAPACITY_RATIO,
 }
-SRC_REQUESTED: Final = 0
-SRC_NONZERO_CPU: Final = 1
-SRC_NONZERO_MEMORY: Final = 2
-MAX_FILTER_RESOURCES: Final = 31
-"""Bit 0 is "Too many pods"; each checked resource takes two more bits of the uint64."""
+"""NodeResourcesFit's ``scoringStrategy.type`` names and the kernels' codes for them."""
 
 
 def tdiv(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
@@ -197,12 +201,6 @@ def balanced_score_ref(
         scores = ((1.0 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     in_range = bool(np.all((scores >= 0) & (scores <= MAX_NODE_SCORE)))
     return scores, in_range
-
-
-SPEC_HEADER: Final = 8
-SPEC_FILTER: Final = 1
-SPEC_FIT: Final = 2
-SPEC_BALANCED: Final = 4
 
 
 class UnpackedSpec(NamedTuple):

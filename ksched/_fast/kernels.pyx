@@ -84,8 +84,8 @@ cdef i64 resource_score_row(const i64* alloc, const i64* req, const i64* nz,
 
 
 cdef inline i64 _div_weights(i64 num, i64 den) noexcept nogil:
-    """``num / den`` (C, truncating) with the weight sums of the default profile (1 and 2) done
-    without a hardware divide: an int64 division per row is a measurable part of the sweep."""
+    """``num / den`` (C, truncating), with the default profile's weight sums (1 and 2) done without
+    a hardware divide, which is slow next to the rest of a row's work."""
     if den == 1:
         return num
     if den == 2 and num >= 0:
@@ -315,14 +315,13 @@ cdef void _pass_best(Py_ssize_t lo, Py_ssize_t hi, const u8* valid, const u64* b
     after every row it has seen; ``_best_finish`` completes it).
 
     A loop of its own rather than more work in the scalar sweep: there, the extra live values
-    spilled registers and a byte store (which may alias anything) forced reloads, costing 13 us per
-    5,000 rows; here the arrays the sweep just wrote are still in cache.
+    would spill registers, and a byte store (which may alias anything) would force reloads; here
+    the arrays the sweep just wrote are still in cache.
 
-    One pass, about 1.7 ns a row (two passes, one for the maximum and one for its ties, took
-    2 ns). The loop is instruction-bound, so it keeps to few instructions and one rarely taken
-    branch: a new maximum (a handful of times in a cluster's rows, and predictable when the
-    scores rise steadily) resets the count; ties are counted without a branch, so a cluster
-    whose rows tie in a random pattern costs no mispredictions.
+    One pass for the maximum and its ties together. The loop is instruction-bound, so it keeps to
+    few instructions and one rarely taken branch: a new maximum (a handful of times in a
+    cluster's rows, and predictable when the scores rise steadily) resets the count; ties are
+    counted without a branch, so rows that tie in a random pattern cause no mispredictions.
     """
     cdef Py_ssize_t row, n_pass = 0, ties = best.ties, first = best.first, last = best.last
     cdef bint p, eq
@@ -383,7 +382,7 @@ cdef void _sweep(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_s
                  bint do_bal, const i64* bcols, const i64* bpod, Py_ssize_t kb,
                  u64* bits, i64* fs, i64* bs, Py_ssize_t* n_fail, bint* fit_ok,
                  bint* bal_ok) noexcept nogil:
-    """The row loop of ``fused_resources`` / ``fused_pass`` for any spec (``_pass_best`` follows)."""
+    """The row loop of ``fused_pass`` for any spec (``_pass_best`` follows)."""
     cdef Py_ssize_t row, fails = 0
     cdef const i64* a_row
     cdef const i64* r_row
@@ -420,8 +419,9 @@ cdef void _sweep_two(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, 
 
     The same arithmetic as ``_fit_bits``, ``_resource_score`` and ``_balanced_score`` (the property
     tests compare it with the numpy references), minus their per-resource loops, ``cell`` checks and
-    ``src``/strategy branches, and with each row's two columns loaded once for all three parts: the
-    generic loop ran this shape at 40 us for 5,000 rows, this one at about 25.
+    ``src``/strategy branches, and with each row's two columns loaded once for all three parts.
+    It is the fast path where no vector sweep runs (no AVX2, another architecture, a pod or rows
+    outside the vector sweep's exact range) and takes each vector sweep's last partial block.
     """
     cdef Py_ssize_t row, fails = 0
     cdef i64 fp0 = fpod[0], fp1 = fpod[1], sp0 = spod[0], sp1 = spod[1], w0 = sw[0], w1 = sw[1]
@@ -517,8 +517,8 @@ cdef void _sweep_two_pass(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64*
 cdef inline const i64* _table(object arr, int ndim, Py_ssize_t n, Py_ssize_t width, str name) except? NULL:
     """Data pointer of a node-table array after checking dtype, layout and at least ``n`` rows.
 
-    Cheap C-level checks instead of typed memoryviews: acquiring a memoryview costs about half a
-    microsecond per argument, which was a tenth of a 5,000-node cycle.
+    Cheap C-level checks instead of typed memoryviews, whose acquisition per argument and call
+    costs more than the checks.
     """
     if not cnp.PyArray_Check(arr):
         raise TypeError(f"{name} must be a numpy array")

@@ -12,7 +12,7 @@ feasible; scores at infeasible rows are computed but ignored, which costs less t
 
 The pod-dependent inputs (which columns to check, the pod's requests per column) are a
 :class:`PodSpec`, built in Python once per distinct request shape and cached, because building it
-costs more than the sweep itself for a 1,000-node cluster.
+costs more than the sweep itself on a small cluster.
 """
 
 from __future__ import annotations

@@ -17,11 +17,14 @@ from ksched._fast._types cimport f64, i64, u8, u64
 
 cnp.import_array()
 
-# The vector sweep (simd_sweep.h): the best level the CPU runs, asked once, and the level in use
-# (``set_simd``, so that tests can run the same input through every path).
-SIMD_LEVELS = ("none", "avx2", "avx512")
-cdef int _simd_max = ks_simd_level()
-cdef int _simd_use = _simd_max
+# The sweeps fused_pass has for the default profile's shape, slowest first: "generic" (_sweep, the
+# loop every other shape takes), "none" (_sweep_two, unrolled by hand, no vector instructions),
+# and the vector sweeps of simd_sweep.h. The best the CPU runs is asked once and used;
+# ``set_simd`` picks another, so that tests and benches can run the same input through each.
+SWEEPS = ("generic", "none", "avx2", "avx512")
+SIMD_LEVELS = SWEEPS[1:]
+cdef int _simd_max = ks_simd_level()  # index into SIMD_LEVELS
+cdef int _simd_use = _simd_max  # index into SIMD_LEVELS; -1: "generic"
 
 
 # --------------------------------------------------------------------------- Go int64 arithmetic
@@ -638,9 +641,9 @@ def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf
     0, ``ties`` 0 and ``first == last == -1`` when no row passes).
 
     The default profile's shape (cpu and memory, LeastAllocated, both parts) runs through
-    ``_sweep_two_pass``: the AVX-512 or AVX2 sweep of ``simd_sweep.h`` when the CPU has one
-    (``simd_level``, ``set_simd``), else the hand-unrolled scalar loop, with results identical to
-    the generic loop's.
+    ``_sweep_two_pass``: the AVX-512 or AVX2 sweep of ``simd_sweep.h`` when the CPU has one, else
+    the hand-unrolled scalar loop, with results identical to the generic loop's (``sweeps``,
+    ``set_simd``).
     """
     if n < 0:
         raise ValueError("n must be >= 0")
@@ -666,7 +669,7 @@ def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf
     cdef ks_best best
     ks_best_init(&best)
     with nogil:
-        if _default_shape(&s, ra, rr):
+        if _simd_use >= 0 and _default_shape(&s, ra, rr):
             _sweep_two_pass(n, pa, ra, pr, rr, pz, pal, pco, pv, s.fpod, s.spod, s.sw, s.bpod, wf, wb,
                             bits, fs, bs, ps, &n_fail, &fit_ok, &bal_ok, &best)
         else:
@@ -810,23 +813,30 @@ def select_best(const i64[::1] total, const u8[::1] feasible, double u):
 
 
 def simd_levels():
-    """The sweeps this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``, ``"avx512"``."""
+    """The vector levels this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``,
+    ``"avx512"``."""
     return SIMD_LEVELS[: _simd_max + 1]
+
+
+def sweeps():
+    """The default shape's sweeps this CPU runs, from ``SWEEPS``: ``"generic"``, then
+    ``simd_levels()``."""
+    return SWEEPS[: _simd_max + 2]
 
 
 def simd_level():
     """The sweep in use (the best the CPU runs unless ``set_simd`` chose another)."""
-    return SIMD_LEVELS[_simd_use]
+    return SWEEPS[_simd_use + 1]
 
 
 def set_simd(str level):
-    """Use the given sweep (one of ``simd_levels()``; ``"none"`` is the scalar loop); returns the
-    previous one. For tests and benchmarks that compare the paths."""
+    """Use the given sweep for the default shape (one of ``sweeps()``); returns the previous one.
+    For tests and benchmarks that compare the paths; every sweep gives the same results."""
     global _simd_use
-    if level not in simd_levels():
-        raise ValueError(f"sweep {level!r} is not available on this CPU; it runs {simd_levels()}")
-    previous = SIMD_LEVELS[_simd_use]
-    _simd_use = SIMD_LEVELS.index(level)
+    if level not in sweeps():
+        raise ValueError(f"sweep {level!r} is not available on this CPU; it runs {sweeps()}")
+    previous = SWEEPS[_simd_use + 1]
+    _simd_use = SWEEPS.index(level) - 1
     return previous
 
 

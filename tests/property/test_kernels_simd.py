@@ -1,13 +1,14 @@
-"""The default shape's vector sweeps (``ksched/_fast/simd_sweep.h``) equal the numpy reference exactly.
+"""The default shape's sweeps (``kernels.pyx``, ``simd_sweep.h``) equal the numpy reference exactly.
 
 ``fused_pass`` runs cpu + memory, LeastAllocated and BalancedAllocation through AVX-512 or AVX2
 when the CPU has it, for rows whose values lie in [0, 2^46) and pods whose requests and weights
-are in range; other rows and pods take the scalar loop. Every case here runs through every sweep
-the CPU has (and the scalar loop) and compares each with ``scoring.fused_pass_ref``, on values
-chosen at the edges: exactly 2^46 - 1 (vector) and 2^46 (scalar), negative and ~2^62 values,
-zero allocatable, requests above allocatable, LeastAllocated quotients a hair below an integer
-(where a rounded division could floor wrongly), weights at their limits, and row counts that
-leave partial blocks.
+are in range; other rows and pods take the hand-unrolled scalar loop. Every case here runs
+through every sweep the CPU has (``FAST.sweeps()``: the generic loop, the unrolled one and the
+vector ones) and compares each with ``scoring.fused_pass_ref``; ``test_sweep_is_checked_here``
+reports a sweep this CPU cannot run as skipped. Values are chosen at the edges: exactly
+2^46 - 1 (vector) and 2^46 (scalar), negative and ~2^62 values, zero allocatable, requests above
+allocatable, LeastAllocated quotients a hair below an integer (where a rounded division could
+floor wrongly), weights at their limits, and row counts that leave partial blocks.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def _padded(t: dict[str, Any], spare: int) -> tuple[np.ndarray, ...]:
 
 
 def _check(t: dict[str, Any], spare: int = 0) -> kernels.FusedPass:
-    """Every sweep this CPU runs (vector ones and the scalar loop) equals the numpy reference."""
+    """Every sweep this CPU runs (generic, unrolled, vector) equals the numpy reference."""
     assert FAST is not None
     n = t["alloc"].shape[0]
     table = _padded(t, spare)
@@ -144,7 +145,7 @@ def _check(t: dict[str, Any], spare: int = 0) -> kernels.FusedPass:
     previous = FAST.simd_level()
     results = []
     try:
-        for level in FAST.simd_levels():
+        for level in FAST.sweeps():
             FAST.set_simd(level)
             results.append((level, kernels.FusedPass._make(FAST.fused_pass(*args))))
     finally:
@@ -293,10 +294,38 @@ def test_least_allocated_floor_near_integers(rows: list[tuple[int, int, int]]) -
 
 def test_simd_levels_and_switch() -> None:
     assert FAST is not None
+    assert FAST.SWEEPS[0] == "generic" and FAST.SWEEPS[1:] == FAST.SIMD_LEVELS
     levels = FAST.simd_levels()
     assert levels == FAST.SIMD_LEVELS[: len(levels)]
+    assert FAST.sweeps() == ("generic", *levels)
     assert FAST.simd_level() == levels[-1]  # the best one by default
     assert FAST.set_simd("none") == levels[-1]
     assert FAST.simd_level() == "none"
+    assert FAST.set_simd("generic") == "none"
+    assert FAST.simd_level() == "generic"
     with pytest.raises(ValueError, match="not available"):
         FAST.set_simd("sse9")
+
+
+@pytest.mark.parametrize("sweep", ["generic", "none", "avx2", "avx512"])
+def test_sweep_is_checked_here(sweep: str) -> None:
+    """Each sweep alone on the edge cases; one this CPU cannot run is skipped, so that a test run
+    says which sweeps it left unchecked (every other test here covers only ``FAST.sweeps()``)."""
+    assert FAST is not None
+    if sweep not in FAST.sweeps():
+        pytest.skip(f"this CPU does not run the {sweep} sweep (it runs {FAST.sweeps()})")
+    previous = FAST.set_simd(sweep)
+    try:
+        for case in EDGE_CASES:
+            t = _uniform(*case[1:])
+            args = (*_padded(t, 3), t["alloc"].shape[0], t["spec"], t["wf"], t["wb"])
+            got = kernels.FusedPass._make(FAST.fused_pass(*args))
+            want = scoring.fused_pass_ref(*args)
+            for name, g, w in zip(kernels.FusedPass._fields, got, want, strict=True):
+                if isinstance(w, np.ndarray):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{name} ({case[0]})")
+                else:
+                    assert g == w, f"{name} ({case[0]})"
+        assert FAST.simd_level() == sweep
+    finally:
+        FAST.set_simd(previous)

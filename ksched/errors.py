@@ -15,6 +15,7 @@ stays visible in debug logs while the message stays readable.
     ├── CacheError                 the cache was asked to do something its state forbids
     ├── PluginError                a plugin failed at run time (becomes a SchedulerError status)
     ├── HandleNotReady             a plugin's factory used the framework before it was built
+    ├── BuildError                 the compiled kernels disagree with the Python source (rebuild)
     └── ApiError                   the Kubernetes API answered with an error
         ├── Conflict (409)
         ├── Gone (410)
@@ -94,6 +95,11 @@ class PluginError(KschedError):
 
 class HandleNotReady(KschedError):
     """A plugin called the framework's runners through its Handle before the profile was built."""
+
+
+class BuildError(KschedError):
+    """The compiled extension in ``ksched/_fast`` was built from sources that disagree with the
+    Python side's (a stale or mismatched build); the message names what differs."""
 
 
 class ApiError(KschedError):

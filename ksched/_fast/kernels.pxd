@@ -11,21 +11,38 @@
 #
 # Resource specs are parallel arrays over the resources one plugin looks at:
 #   cols[j]  column in alloc/req (-1: no node has that resource, alloc = requested = 0)
-#   src[j]   where the node's requested amount comes from: 0 = req[row, cols[j]],
-#            1 = nz[row, 0] (non-zero cpu), 2 = nz[row, 1] (non-zero memory)
+#   src[j]   where the node's requested amount comes from: SRC_REQUESTED = req[row, cols[j]],
+#            SRC_NONZERO_CPU = nz[row, 0], SRC_NONZERO_MEMORY = nz[row, 1]
 #   pod[j]   the pod's request for that resource, w[j] its weight
+#
+# Fit failure bits: bit 0 "Too many pods"; for checked resource j, bit 1+2j "Insufficient" and
+# bit 2+2j the same, unresolvable (request > allocatable); so at most MAX_FILTER_RESOURCES.
 
 from ksched._fast._types cimport i64, u64, u8, f64
 
+# The codes of these enums are shared with the Python side: ``constants()`` exports them and
+# ksched.framework.kernels refuses (BuildError) a module whose codes differ from its CONTRACT.
 cdef enum:
     LEAST_ALLOCATED = 0
     MOST_ALLOCATED = 1
     REQUESTED_TO_CAPACITY_RATIO = 2
 
-# The pod's packed spec for fused_resources: ONE int64 array instead of ten small ones, because every
-# array argument of a def function costs a buffer acquisition per call (about 0.5 us each, a tenth
-# of a 5,000-node cycle). Built once per request shape on the Python side
-# (noderesources.scoring.pack_spec) and cached with the pod spec.
+cdef enum:
+    SRC_REQUESTED = 0
+    SRC_NONZERO_CPU = 1
+    SRC_NONZERO_MEMORY = 2
+    MAX_FILTER_RESOURCES = 31
+
+# Upstream's score bounds. Compile-time constants, not module variables: a store through any i64*
+# in a loop could alias a variable, so the compiler would reload it (and not strength-reduce the
+# multiply) every row.
+cdef enum:
+    MAX_NODE_SCORE = 100
+    MAX_UTILIZATION = 100
+
+# The pod's packed spec for fused_pass: ONE int64 array instead of ten small ones, because every
+# array argument of a def function costs a buffer acquisition per call. Built once per request
+# shape on the Python side (noderesources.scoring.pack_spec) and cached with the pod spec.
 #   spec[0]  flags: SPEC_FILTER | SPEC_FIT | SPEC_BALANCED (which parts to compute)
 #   spec[1]  scoring strategy (LEAST_ALLOCATED, ...)
 #   spec[2]  kf, spec[3] ks, spec[4] kb, spec[5] m (lengths below); spec[6], spec[7] are 0
@@ -42,9 +59,10 @@ cdef enum:
 
 # Speed-driven choices: the row functions take raw pointers (a row of alloc/req/nz, and the spec
 # arrays with their length) rather than memoryviews, because passing a memoryview to a cdef
-# function costs an atomic acquisition-count update per call, which dominated the sweep. Each has an
-# inline twin in kernels.pyx that the fused sweep calls with literal resource counts for the default
-# profile, so the compiler unrolls it; the exported functions below are that same code.
+# function costs an atomic acquisition-count update per call, more than a row's arithmetic. Each
+# has an inline twin in kernels.pyx (_fit_bits, _resource_score, _balanced_score) that the generic
+# fused sweep inlines; the exported functions below are that same code. The default profile's
+# shape has a hand-unrolled scalar sweep (_sweep_two) and the vector sweeps below.
 
 cdef u64 fit_bits_row(const i64* alloc, const i64* req, i64 allowed, i64 count,
                       const i64* cols, const i64* pod, Py_ssize_t k) noexcept nogil

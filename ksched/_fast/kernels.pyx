@@ -17,17 +17,14 @@ from ksched._fast._types cimport f64, i64, u8, u64
 
 cnp.import_array()
 
-# The vector sweep (simd_sweep.h): the best level the CPU runs, asked once, and the level in use
-# (``set_simd``, so that tests can run the same input through every path).
-SIMD_LEVELS = ("none", "avx2", "avx512")
-cdef int _simd_max = ks_simd_level()
-cdef int _simd_use = _simd_max
-
-cdef enum:
-    # Compile-time constants, not module variables: a store through any i64* in a loop could alias
-    # a variable, so the compiler would reload it (and not strength-reduce the multiply) every row.
-    MAX_NODE_SCORE = 100
-    MAX_UTILIZATION = 100
+# The sweeps fused_pass has for the default profile's shape, slowest first: "generic" (_sweep, the
+# loop every other shape takes), "none" (_sweep_two, unrolled by hand, no vector instructions),
+# and the vector sweeps of simd_sweep.h. The best the CPU runs is asked once and used;
+# ``set_simd`` picks another, so that tests and benches can run the same input through each.
+SWEEPS = ("generic", "none", "avx2", "avx512")
+SIMD_LEVELS = SWEEPS[1:]
+cdef int _simd_max = ks_simd_level()  # index into SIMD_LEVELS
+cdef int _simd_use = _simd_max  # index into SIMD_LEVELS; -1: "generic"
 
 
 # --------------------------------------------------------------------------- Go int64 arithmetic
@@ -90,8 +87,8 @@ cdef i64 resource_score_row(const i64* alloc, const i64* req, const i64* nz,
 
 
 cdef inline i64 _div_weights(i64 num, i64 den) noexcept nogil:
-    """``num / den`` (C, truncating) with the weight sums of the default profile (1 and 2) done
-    without a hardware divide: an int64 division per row is a measurable part of the sweep."""
+    """``num / den`` (C, truncating), with the default profile's weight sums (1 and 2) done without
+    a hardware divide, which is slow next to the rest of a row's work."""
     if den == 1:
         return num
     if den == 2 and num >= 0:
@@ -240,8 +237,8 @@ def fit_filter(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1] al
     _check_rows("pod_count", count.shape[0], n)
     _check_spec((cols,), pod.shape[0])
     _check_cols(cols, min(ra, rr), True)
-    if k > 31:
-        raise ValueError("at most 31 resources fit in the 64 failure bits")
+    if k > MAX_FILTER_RESOURCES:
+        raise ValueError(f"at most {MAX_FILTER_RESOURCES} resources fit in the 64 failure bits")
     out = np.empty(n, dtype=np.uint64)
     cdef u64[::1] bits = out
     cdef const i64* pa = p2(alloc)
@@ -321,14 +318,13 @@ cdef void _pass_best(Py_ssize_t lo, Py_ssize_t hi, const u8* valid, const u64* b
     after every row it has seen; ``_best_finish`` completes it).
 
     A loop of its own rather than more work in the scalar sweep: there, the extra live values
-    spilled registers and a byte store (which may alias anything) forced reloads, costing 13 us per
-    5,000 rows; here the arrays the sweep just wrote are still in cache.
+    would spill registers, and a byte store (which may alias anything) would force reloads; here
+    the arrays the sweep just wrote are still in cache.
 
-    One pass, about 1.7 ns a row (two passes, one for the maximum and one for its ties, took
-    2 ns). The loop is instruction-bound, so it keeps to few instructions and one rarely taken
-    branch: a new maximum (a handful of times in a cluster's rows, and predictable when the
-    scores rise steadily) resets the count; ties are counted without a branch, so a cluster
-    whose rows tie in a random pattern costs no mispredictions.
+    One pass for the maximum and its ties together. The loop is instruction-bound, so it keeps to
+    few instructions and one rarely taken branch: a new maximum (a handful of times in a
+    cluster's rows, and predictable when the scores rise steadily) resets the count; ties are
+    counted without a branch, so rows that tie in a random pattern cause no mispredictions.
     """
     cdef Py_ssize_t row, n_pass = 0, ties = best.ties, first = best.first, last = best.last
     cdef bint p, eq
@@ -389,7 +385,7 @@ cdef void _sweep(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_s
                  bint do_bal, const i64* bcols, const i64* bpod, Py_ssize_t kb,
                  u64* bits, i64* fs, i64* bs, Py_ssize_t* n_fail, bint* fit_ok,
                  bint* bal_ok) noexcept nogil:
-    """The row loop of ``fused_resources`` / ``fused_pass`` for any spec (``_pass_best`` follows)."""
+    """The row loop of ``fused_pass`` for any spec (``_pass_best`` follows)."""
     cdef Py_ssize_t row, fails = 0
     cdef const i64* a_row
     cdef const i64* r_row
@@ -426,8 +422,9 @@ cdef void _sweep_two(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, 
 
     The same arithmetic as ``_fit_bits``, ``_resource_score`` and ``_balanced_score`` (the property
     tests compare it with the numpy references), minus their per-resource loops, ``cell`` checks and
-    ``src``/strategy branches, and with each row's two columns loaded once for all three parts: the
-    generic loop ran this shape at 40 us for 5,000 rows, this one at about 25.
+    ``src``/strategy branches, and with each row's two columns loaded once for all three parts.
+    It is the fast path where no vector sweep runs (no AVX2, another architecture, a pod or rows
+    outside the vector sweep's exact range) and takes each vector sweep's last partial block.
     """
     cdef Py_ssize_t row, fails = 0
     cdef i64 fp0 = fpod[0], fp1 = fpod[1], sp0 = spod[0], sp1 = spod[1], w0 = sw[0], w1 = sw[1]
@@ -523,8 +520,8 @@ cdef void _sweep_two_pass(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64*
 cdef inline const i64* _table(object arr, int ndim, Py_ssize_t n, Py_ssize_t width, str name) except? NULL:
     """Data pointer of a node-table array after checking dtype, layout and at least ``n`` rows.
 
-    Cheap C-level checks instead of typed memoryviews: acquiring a memoryview costs about half a
-    microsecond per argument, which was a tenth of a 5,000-node cycle.
+    Cheap C-level checks instead of typed memoryviews, whose acquisition per argument and call
+    costs more than the checks.
     """
     if not cnp.PyArray_Check(arr):
         raise TypeError(f"{name} must be a numpy array")
@@ -551,127 +548,138 @@ cdef inline void _check_spec_cols(const i64* cols, Py_ssize_t k, Py_ssize_t widt
             raise ValueError(f"resource column {cols[j]} outside the table's {width} columns")
 
 
-cdef tuple _fused(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf, i64 wb):
-    """Both public sweeps: checks, allocation, dispatch to the specialized or generic loop."""
-    if n < 0:
-        raise ValueError("n must be >= 0")
+cdef struct _Spec:
+    # The pod's packed spec (layout in kernels.pxd), split into its parts.
+    bint do_filter
+    bint do_fit
+    bint do_bal
+    int strategy
+    Py_ssize_t kf, ks, kb, m
+    const i64* fcols
+    const i64* fpod
+    const i64* scols
+    const i64* ssrc
+    const i64* spod
+    const i64* sw
+    const i64* bcols
+    const i64* bpod
+    const i64* su
+    const i64* sv
+
+
+cdef int _parse_spec(object spec, _Spec* s, Py_ssize_t width) except -1:
+    """Split the packed spec into ``s`` after checking its header, length and columns (the table
+    has ``width`` columns) and what its parts ask for."""
     cdef const i64* sp = _table(spec, 1, SPEC_HEADER, 0, "spec")
     cdef Py_ssize_t slen = (<cnp.ndarray>spec).shape[0]
-    cdef i64 flags = sp[0]
-    cdef int strategy = <int>sp[1]
-    cdef Py_ssize_t kf = sp[2], ks = sp[3], kb = sp[4], m = sp[5]
-    if kf < 0 or ks < 0 or kb < 0 or m < 0 or slen != SPEC_HEADER + 2 * kf + 4 * ks + 2 * kb + 2 * m:
+    s.kf, s.ks, s.kb, s.m = sp[2], sp[3], sp[4], sp[5]
+    if (s.kf < 0 or s.ks < 0 or s.kb < 0 or s.m < 0
+            or slen != SPEC_HEADER + 2 * s.kf + 4 * s.ks + 2 * s.kb + 2 * s.m):
         raise ValueError(f"spec of length {slen} does not match its header {list(spec[:SPEC_HEADER])}")
-    cdef bint do_filter = (flags & SPEC_FILTER) != 0
-    cdef bint do_fit = (flags & SPEC_FIT) != 0
-    cdef bint do_bal = (flags & SPEC_BALANCED) != 0
-    cdef const i64* fcols = sp + SPEC_HEADER
-    cdef const i64* fpod = fcols + kf
-    cdef const i64* scols = fpod + kf
-    cdef const i64* ssrc = scols + ks
-    cdef const i64* spod = ssrc + ks
-    cdef const i64* sw = spod + ks
-    cdef const i64* bcols = sw + ks
-    cdef const i64* bpod = bcols + kb
-    cdef const i64* su = bpod + kb
-    cdef const i64* sv = su + m
+    s.do_filter = (sp[0] & SPEC_FILTER) != 0
+    s.do_fit = (sp[0] & SPEC_FIT) != 0
+    s.do_bal = (sp[0] & SPEC_BALANCED) != 0
+    s.strategy = <int>sp[1]
+    s.fcols = sp + SPEC_HEADER
+    s.fpod = s.fcols + s.kf
+    s.scols = s.fpod + s.kf
+    s.ssrc = s.scols + s.ks
+    s.spod = s.ssrc + s.ks
+    s.sw = s.spod + s.ks
+    s.bcols = s.sw + s.ks
+    s.bpod = s.bcols + s.kb
+    s.su = s.bpod + s.kb
+    s.sv = s.su + s.m
+    _check_spec_cols(s.fcols, s.kf, width)
+    _check_spec_cols(s.scols, s.ks, width)
+    _check_spec_cols(s.bcols, s.kb, width)
+    if s.do_filter and s.kf > MAX_FILTER_RESOURCES:
+        raise ValueError(f"at most {MAX_FILTER_RESOURCES} resources fit in the 64 failure bits")
+    if s.do_fit and not 0 <= s.strategy <= REQUESTED_TO_CAPACITY_RATIO:
+        raise ValueError(f"unknown scoring strategy {s.strategy}")
+    if s.do_fit and s.strategy == REQUESTED_TO_CAPACITY_RATIO and s.m == 0:
+        raise ValueError("RequestedToCapacityRatio needs at least one shape point")
+    return 0
+
+
+cdef inline bint _default_shape(const _Spec* s, Py_ssize_t ra, Py_ssize_t rr) noexcept nogil:
+    """The default profile with a pod that requests cpu and memory: what ``_sweep_two_pass`` runs."""
+    return (s.do_filter and s.do_fit and s.do_bal and s.strategy == LEAST_ALLOCATED
+            and s.kf == 2 and s.ks == 2 and s.kb == 2 and ra >= 2 and rr >= 2
+            and s.fcols[0] == 0 and s.fcols[1] == 1 and s.scols[0] == 0 and s.scols[1] == 1
+            and s.ssrc[0] == SRC_NONZERO_CPU and s.ssrc[1] == SRC_NONZERO_MEMORY
+            and s.bcols[0] == 0 and s.bcols[1] == 1)
+
+
+cdef inline const u8* _bools(object arr, Py_ssize_t n, str name) except? NULL:
+    """Data pointer of a C-contiguous 1-d bool array of at least ``n`` rows."""
+    if not cnp.PyArray_Check(arr):
+        raise TypeError(f"{name} must be a numpy array")
+    cdef cnp.ndarray a = <cnp.ndarray>arr
+    if cnp.PyArray_TYPE(a) != cnp.NPY_BOOL or cnp.PyArray_NDIM(a) != 1 or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        raise ValueError(f"{name} must be a C-contiguous 1-d bool array")
+    if a.shape[0] < n:
+        raise ValueError(f"{name} has {a.shape[0]} rows, the kernel needs {n}")
+    return <const u8*>cnp.PyArray_DATA(a)
+
+
+def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf, i64 wb):
+    """Fit bits, Fit score and BalancedAllocation score of rows ``[0, n)`` in one sweep, with the
+    pass mask and where the weighted score sum peaks among the passing rows.
+
+    ``alloc``/``req``/``nz``/``allowed``/``count`` and the bool row mask ``valid`` are the node
+    table's whole arrays (only the first ``n`` rows are read, so the caller does not slice);
+    ``spec`` is the pod's packed int64 spec (layout in ``kernels.pxd``). A row *passes* when it
+    is valid and has no Fit failure bit (every valid row passes when the filter part is off).
+
+    Returns the twelve fields of ``ksched.framework.kernels.FusedPass``, in its order, as a plain
+    tuple (that wrapper names them): ``(bits, fit, fit_in_range, balanced, balanced_in_range,
+    failing_rows, passed, n_passed, best, ties, first, last)``. A part the spec leaves out is None
+    and counts 0 in ``wf * fit + wb * balanced`` (Go int64 arithmetic); ``failing_rows`` counts
+    rows with any failure bit; ``best``, ``ties``, ``first`` and ``last`` are that sum's maximum
+    over the passing rows, how many rows reach it and the lowest and highest of them (``best``
+    0, ``ties`` 0 and ``first == last == -1`` when no row passes).
+
+    The default profile's shape (cpu and memory, LeastAllocated, both parts) runs through
+    ``_sweep_two_pass``: the AVX-512 or AVX2 sweep of ``simd_sweep.h`` when the CPU has one, else
+    the hand-unrolled scalar loop, with results identical to the generic loop's (``sweeps``,
+    ``set_simd``).
+    """
+    if n < 0:
+        raise ValueError("n must be >= 0")
     cdef const i64* pa = _table(alloc, 2, n, -1, "allocatable")
     cdef const i64* pr = _table(req, 2, n, -1, "requested")
     cdef Py_ssize_t ra = (<cnp.ndarray>alloc).shape[1], rr = (<cnp.ndarray>req).shape[1]
-    cdef Py_ssize_t width = min(ra, rr)
     cdef const i64* pz = _table(nz, 2, n, 2, "nonzero_requested")
     cdef const i64* pal = _table(allowed, 1, n, 0, "allowed_pods")
     cdef const i64* pco = _table(count, 1, n, 0, "pod_count")
-    cdef const u8* pv = NULL
-    cdef cnp.ndarray va
-    if valid is not None:
-        if not cnp.PyArray_Check(valid):
-            raise TypeError("valid must be a numpy array")
-        va = <cnp.ndarray>valid
-        if (cnp.PyArray_TYPE(va) != cnp.NPY_BOOL or cnp.PyArray_NDIM(va) != 1
-                or not cnp.PyArray_IS_C_CONTIGUOUS(va)):
-            raise ValueError("valid must be a C-contiguous 1-d bool array")
-        if va.shape[0] < n:
-            raise ValueError(f"valid has {va.shape[0]} rows, the kernel needs {n}")
-        pv = <const u8*>cnp.PyArray_DATA(va)
-    _check_spec_cols(fcols, kf, width)
-    _check_spec_cols(scols, ks, width)
-    _check_spec_cols(bcols, kb, width)
-    if do_filter and kf > 31:
-        raise ValueError("at most 31 resources fit in the 64 failure bits")
-    if do_fit and not 0 <= strategy <= REQUESTED_TO_CAPACITY_RATIO:
-        raise ValueError(f"unknown scoring strategy {strategy}")
-    if do_fit and strategy == REQUESTED_TO_CAPACITY_RATIO and m == 0:
-        raise ValueError("RequestedToCapacityRatio needs at least one shape point")
-    bits_out = _empty(n, cnp.NPY_UINT64) if do_filter else None
-    fit_out = _empty(n, cnp.NPY_INT64) if do_fit else None
-    bal_out = _empty(n, cnp.NPY_INT64) if do_bal else None
-    pass_out = _empty(n, cnp.NPY_BOOL) if pv != NULL else None
-    cdef u64* bits = <u64*>cnp.PyArray_DATA(<cnp.ndarray>bits_out) if do_filter else NULL
-    cdef i64* fs = <i64*>cnp.PyArray_DATA(<cnp.ndarray>fit_out) if do_fit else NULL
-    cdef i64* bs = <i64*>cnp.PyArray_DATA(<cnp.ndarray>bal_out) if do_bal else NULL
-    cdef u8* ps = <u8*>cnp.PyArray_DATA(<cnp.ndarray>pass_out) if pv != NULL else NULL
+    cdef const u8* pv = _bools(valid, n, "valid")
+    cdef _Spec s
+    _parse_spec(spec, &s, min(ra, rr))
+    bits_out = _empty(n, cnp.NPY_UINT64) if s.do_filter else None
+    fit_out = _empty(n, cnp.NPY_INT64) if s.do_fit else None
+    bal_out = _empty(n, cnp.NPY_INT64) if s.do_bal else None
+    pass_out = _empty(n, cnp.NPY_BOOL)
+    cdef u64* bits = <u64*>cnp.PyArray_DATA(<cnp.ndarray>bits_out) if s.do_filter else NULL
+    cdef i64* fs = <i64*>cnp.PyArray_DATA(<cnp.ndarray>fit_out) if s.do_fit else NULL
+    cdef i64* bs = <i64*>cnp.PyArray_DATA(<cnp.ndarray>bal_out) if s.do_bal else NULL
+    cdef u8* ps = <u8*>cnp.PyArray_DATA(<cnp.ndarray>pass_out)
     cdef Py_ssize_t n_fail = 0
     cdef bint fit_ok = True, bal_ok = True
     cdef ks_best best
     ks_best_init(&best)
     with nogil:
-        if (do_filter and do_fit and do_bal and strategy == LEAST_ALLOCATED and kf == 2 and ks == 2
-                and kb == 2 and fcols[0] == 0 and fcols[1] == 1 and scols[0] == 0 and scols[1] == 1
-                and ssrc[0] == 1 and ssrc[1] == 2 and bcols[0] == 0 and bcols[1] == 1
-                and ra >= 2 and rr >= 2):
-            # The default profile with a pod that requests cpu and memory.
-            if pv != NULL:
-                _sweep_two_pass(n, pa, ra, pr, rr, pz, pal, pco, pv, fpod, spod, sw, bpod, wf, wb,
-                                bits, fs, bs, ps, &n_fail, &fit_ok, &bal_ok, &best)
-            else:
-                _sweep_two(n, pa, ra, pr, rr, pz, pal, pco, fpod, spod, sw, bpod,
-                           bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
+        if _simd_use >= 0 and _default_shape(&s, ra, rr):
+            _sweep_two_pass(n, pa, ra, pr, rr, pz, pal, pco, pv, s.fpod, s.spod, s.sw, s.bpod, wf, wb,
+                            bits, fs, bs, ps, &n_fail, &fit_ok, &bal_ok, &best)
         else:
-            _sweep(n, pa, ra, pr, rr, pz, pal, pco, do_filter, fcols, fpod, kf,
-                   do_fit, scols, ssrc, spod, sw, ks, strategy, su, sv, m, do_bal, bcols, bpod, kb,
-                   bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
-            if pv != NULL:
-                _pass_best(0, n, pv, bits, fs, wf if do_fit else 0, bs, wb if do_bal else 0, ps, &best)
-        if pv != NULL:
-            _best_finish(&best, ps, n)
-    if pv == NULL:
-        return bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail
+            _sweep(n, pa, ra, pr, rr, pz, pal, pco, s.do_filter, s.fcols, s.fpod, s.kf,
+                   s.do_fit, s.scols, s.ssrc, s.spod, s.sw, s.ks, s.strategy, s.su, s.sv, s.m,
+                   s.do_bal, s.bcols, s.bpod, s.kb, bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
+            _pass_best(0, n, pv, bits, fs, wf if s.do_fit else 0, bs, wb if s.do_bal else 0, ps, &best)
+        _best_finish(&best, ps, n)
     return (bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail,
             pass_out, best.n_pass, best.top, best.ties, best.first, best.last)
-
-
-def fused_resources(alloc, req, nz, allowed, count, Py_ssize_t n, spec):
-    """Fit bits, Fit score and BalancedAllocation score of rows ``[0, n)`` in one sweep.
-
-    ``alloc``/``req``/``nz``/``allowed``/``count`` are the node table's whole arrays (only the first
-    ``n`` rows are read, so the caller does not slice); ``spec`` is the pod's packed int64 spec
-    (layout in ``kernels.pxd``). Returns ``(bits | None, fit | None, fit_in_range, balanced | None,
-    balanced_in_range, failing_rows)``; a part the spec does not ask for is None, and
-    ``failing_rows`` counts rows with any failure bit (0 when the filter part is off), so the
-    caller needs no second pass to learn that every node fits.
-    """
-    return _fused(alloc, req, nz, allowed, count, None, n, spec, 0, 0)
-
-
-def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf, i64 wb):
-    """:func:`fused_resources` plus what the runtime would otherwise compute in two more passes.
-
-    ``valid`` is the node table's bool row mask. A row *passes* when it is valid and has no Fit
-    failure bit (every valid row passes when the filter part is off). Returns the six values of
-    ``fused_resources`` followed by ``(passed, n_pass, best, ties, first, last)``: the bool pass
-    mask of rows ``[0, n)``, how many rows pass, and over the passing rows the maximum of
-    ``wf * fit + wb * balanced`` (Go int64 arithmetic; a part the spec leaves out counts 0), how
-    many rows reach it and the first and last of them (``ties == 0``, ``first == last == -1``
-    and ``best == 0`` when no row passes).
-
-    The default profile's shape (cpu and memory, LeastAllocated, both parts) runs through the
-    AVX-512 or AVX2 sweep of ``simd_sweep.h`` when the CPU has one (``simd_level``, ``set_simd``),
-    with results identical to the scalar loop's; the header says why.
-    """
-    if valid is None:
-        raise TypeError("valid must be a numpy array")
-    return _fused(alloc, req, nz, allowed, count, valid, n, spec, wf, wb)
 
 
 def nth_best_row(fit, i64 wf, bal, i64 wb, passed, i64 best, Py_ssize_t k, Py_ssize_t start):
@@ -805,24 +813,51 @@ def select_best(const i64[::1] total, const u8[::1] feasible, double u):
 
 
 def simd_levels():
-    """The sweeps this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``, ``"avx512"``."""
+    """The vector levels this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``,
+    ``"avx512"``."""
     return SIMD_LEVELS[: _simd_max + 1]
+
+
+def sweeps():
+    """The default shape's sweeps this CPU runs, from ``SWEEPS``: ``"generic"``, then
+    ``simd_levels()``."""
+    return SWEEPS[: _simd_max + 2]
 
 
 def simd_level():
     """The sweep in use (the best the CPU runs unless ``set_simd`` chose another)."""
-    return SIMD_LEVELS[_simd_use]
+    return SWEEPS[_simd_use + 1]
 
 
 def set_simd(str level):
-    """Use the given sweep (one of ``simd_levels()``; ``"none"`` is the scalar loop); returns the
-    previous one. For tests and benchmarks that compare the paths."""
+    """Use the given sweep for the default shape (one of ``sweeps()``); returns the previous one.
+    For tests and benchmarks that compare the paths; every sweep gives the same results."""
     global _simd_use
-    if level not in simd_levels():
-        raise ValueError(f"sweep {level!r} is not available on this CPU; it runs {simd_levels()}")
-    previous = SIMD_LEVELS[_simd_use]
-    _simd_use = SIMD_LEVELS.index(level)
+    if level not in sweeps():
+        raise ValueError(f"sweep {level!r} is not available on this CPU; it runs {sweeps()}")
+    previous = SWEEPS[_simd_use + 1]
+    _simd_use = SWEEPS.index(level) - 1
     return previous
+
+
+def constants():
+    """``{name: value}`` of the codes in ``kernels.pxd`` that the Python side shares;
+    ``ksched.framework.kernels`` compares them with its own when it loads this module."""
+    return {
+        "LEAST_ALLOCATED": LEAST_ALLOCATED,
+        "MOST_ALLOCATED": MOST_ALLOCATED,
+        "REQUESTED_TO_CAPACITY_RATIO": REQUESTED_TO_CAPACITY_RATIO,
+        "SRC_REQUESTED": SRC_REQUESTED,
+        "SRC_NONZERO_CPU": SRC_NONZERO_CPU,
+        "SRC_NONZERO_MEMORY": SRC_NONZERO_MEMORY,
+        "MAX_FILTER_RESOURCES": MAX_FILTER_RESOURCES,
+        "SPEC_HEADER": SPEC_HEADER,
+        "SPEC_FILTER": SPEC_FILTER,
+        "SPEC_FIT": SPEC_FIT,
+        "SPEC_BALANCED": SPEC_BALANCED,
+        "MAX_NODE_SCORE": MAX_NODE_SCORE,
+        "MAX_UTILIZATION": MAX_UTILIZATION,
+    }
 
 
 def typedefs():

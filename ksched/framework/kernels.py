@@ -14,29 +14,90 @@ import importlib
 import logging
 from collections.abc import Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 import numpy as np
+
+from ksched.errors import BuildError
 
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., object])
+
+# --------------------------------------------------------------------------- the contract's codes
+# The codes the resource kernels and the Python side share (meanings in ksched/_fast/kernels.pxd).
+# The compiled module has them as C enums from that .pxd; these are the Python side's, and the
+# numpy references and the plugins take them from here. compiled() compares the two sets when it
+# loads the module and raises BuildError when they differ, so a stale build cannot misread a spec.
+LEAST_ALLOCATED: Final = 0
+MOST_ALLOCATED: Final = 1
+REQUESTED_TO_CAPACITY_RATIO: Final = 2
+SRC_REQUESTED: Final = 0
+SRC_NONZERO_CPU: Final = 1
+SRC_NONZERO_MEMORY: Final = 2
+MAX_FILTER_RESOURCES: Final = 31
+"""Bit 0 is "Too many pods"; each checked resource takes two more bits of the uint64."""
+SPEC_HEADER: Final = 8
+SPEC_FILTER: Final = 1
+SPEC_FIT: Final = 2
+SPEC_BALANCED: Final = 4
+MAX_NODE_SCORE: Final = 100
+MAX_UTILIZATION: Final = 100
+CONTRACT: Final[dict[str, int]] = {
+    "LEAST_ALLOCATED": LEAST_ALLOCATED,
+    "MOST_ALLOCATED": MOST_ALLOCATED,
+    "REQUESTED_TO_CAPACITY_RATIO": REQUESTED_TO_CAPACITY_RATIO,
+    "SRC_REQUESTED": SRC_REQUESTED,
+    "SRC_NONZERO_CPU": SRC_NONZERO_CPU,
+    "SRC_NONZERO_MEMORY": SRC_NONZERO_MEMORY,
+    "MAX_FILTER_RESOURCES": MAX_FILTER_RESOURCES,
+    "SPEC_HEADER": SPEC_HEADER,
+    "SPEC_FILTER": SPEC_FILTER,
+    "SPEC_FIT": SPEC_FIT,
+    "SPEC_BALANCED": SPEC_BALANCED,
+    "MAX_NODE_SCORE": MAX_NODE_SCORE,
+    "MAX_UTILIZATION": MAX_UTILIZATION,
+}
+
+
+def check_contract(fast: ModuleType) -> None:
+    """Raise :class:`BuildError` unless ``fast.constants()`` (the compiled module's codes) equals
+    :data:`CONTRACT`."""
+    built: dict[str, int] = dict(fast.constants())
+    if built != CONTRACT:
+        differ = {
+            name: (CONTRACT.get(name), built.get(name))
+            for name in sorted(CONTRACT.keys() | built.keys())
+            if CONTRACT.get(name) != built.get(name)
+        }
+        where = getattr(fast, "__file__", fast.__name__)
+        raise BuildError(
+            f"{where} was built with kernel codes that differ from ksched.framework.kernels "
+            f"(name: (python, compiled)): {differ}; rebuild it with `python setup.py build_ext --inplace`"
+        )
+
 
 _fast: ModuleType | None = None
 _tried = False
 
 
 def compiled() -> ModuleType | None:
-    """The compiled kernel module, or None (logged once) when it is not built."""
+    """The compiled kernel module, or None (logged once) when it is not built.
+
+    Raises :class:`BuildError`, on every call, when the module is built but its codes differ from
+    :data:`CONTRACT` (:func:`check_contract`).
+    """
     global _fast, _tried
     if not _tried:
-        _tried = True
         try:
             from ksched import _fast as fast_pkg  # noqa: F401
             from ksched._fast import kernels as fast
         except ImportError as exc:
             log.warning("compiled kernels unavailable (%s); using the slower numpy path", exc)
             fast = None
+        if fast is not None:
+            check_contract(fast)
+        _tried = True
         _fast = fast
     return _fast
 
@@ -85,6 +146,66 @@ def dispatch(name: str, reference: F) -> F:
         return reference
     fn = getattr(fast, name, None)
     return reference if fn is None else fn  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- the fused resource sweep
+class FusedPass(NamedTuple):
+    """What the fused resource sweep computes over rows ``[0, n)`` of the node table.
+
+    The compiled ``fused_pass`` (``ksched/_fast/kernels.pyx``) and its numpy reference
+    (``noderesources.scoring.fused_pass_ref``) both produce it, through :func:`fused_pass`. A part
+    the pod's spec leaves out (``kernels.pxd``: ``SPEC_FILTER``, ``SPEC_FIT``, ``SPEC_BALANCED``)
+    is None, and counts 0 in the weighted sum below.
+    """
+
+    bits: np.ndarray | None
+    """NodeResourcesFit's failure bits per row (uint64, layout in ``kernels.pxd``)."""
+    fit: np.ndarray | None
+    """NodeResourcesFit's score per row (int64)."""
+    fit_in_range: bool
+    """Every Fit score lies in 0..100 (they do unless Go's int64 arithmetic wrapped)."""
+    balanced: np.ndarray | None
+    """NodeResourcesBalancedAllocation's score per row (int64)."""
+    balanced_in_range: bool
+    failing_rows: int
+    """Rows with any failure bit (0 without the filter part), so Filter needs no ``bits.any()``."""
+    passed: np.ndarray
+    """Bool per row: valid and no failure bit (``FilterResult.passed``)."""
+    n_passed: int
+    best: int
+    """Maximum of ``wf * fit + wb * balanced`` (Go int64, wrapping) over the passing rows; 0 if none."""
+    ties: int
+    """Passing rows that reach ``best`` (0 if none passes)."""
+    first: int
+    """Lowest of those rows (-1 if none)."""
+    last: int
+    """Highest of those rows (-1 if none)."""
+
+
+def fused_pass(
+    alloc: np.ndarray,
+    req: np.ndarray,
+    nz: np.ndarray,
+    allowed: np.ndarray,
+    count: np.ndarray,
+    valid: np.ndarray,
+    n: int,
+    spec: np.ndarray,
+    wf: int,
+    wb: int,
+    *,
+    reference: Callable[..., FusedPass],
+) -> FusedPass:
+    """The fused sweep (Fit bits and score, BalancedAllocation score, pass mask, best rows) of rows
+    ``[0, n)``: compiled when available, else ``reference`` (the plugin's numpy twin, same arguments).
+
+    ``alloc``, ``req``, ``nz``, ``allowed``, ``count`` and ``valid`` are the node table's whole
+    arrays (only rows below ``n`` are read); ``spec`` is the pod's packed spec (``kernels.pxd``).
+    """
+    fast = _fast if _tried else compiled()
+    if fast is None:
+        return reference(alloc, req, nz, allowed, count, valid, n, spec, wf, wb)
+    return FusedPass._make(fast.fused_pass(alloc, req, nz, allowed, count, valid, n, spec, wf, wb))
 
 
 # --------------------------------------------------------------------------- selection

@@ -117,63 +117,25 @@ def test_balanced_score(t: dict[str, Any]) -> None:
     assert got_ok == want_ok
 
 
-def _assert_same(got: tuple[Any, ...], want: tuple[Any, ...]) -> None:
-    for g, w in zip(got, want, strict=True):
+def _assert_same(got: kernels.FusedPass, want: kernels.FusedPass) -> None:
+    assert isinstance(got, kernels.FusedPass) and isinstance(want, kernels.FusedPass)
+    for name, g, w in zip(kernels.FusedPass._fields, got, want, strict=True):
         if isinstance(w, np.ndarray):
-            np.testing.assert_array_equal(g, w)
+            assert isinstance(g, np.ndarray), name
+            np.testing.assert_array_equal(g, w, err_msg=name)
         else:
-            assert g == w
+            assert g == w, name
 
 
-def _fused(t: dict[str, Any], spec: np.ndarray, spare: int) -> None:
-    """Compiled == reference on the table padded with ``spare`` unused rows (as the node table's
-    capacity is): both read only rows ``[0, n)`` of the whole arrays."""
+def _compiled(*args: Any) -> kernels.FusedPass:
     assert FAST is not None
-    n = t["alloc"].shape[0]
-
-    def pad(a: np.ndarray) -> np.ndarray:
-        out = np.full((n + spare, *a.shape[1:]), 7, dtype=a.dtype)
-        out[:n] = a
-        return out
-
-    table = [pad(t[k]) for k in ("alloc", "req", "nz", "allowed", "count")]
-    want = scoring.fused_resources_ref(*table, n, spec)
-    got = FAST.fused_resources(*table, n, spec)
-    _assert_same(got, want)
-    assert got[-1] == (int(np.count_nonzero(got[0])) if got[0] is not None else 0)
-
-
-@SETTINGS
-@given(tables(), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 3))
-def test_fused_resources(t: dict[str, Any], do_filter: bool, do_fit: bool, do_bal: bool, spare: int) -> None:
-    spec = scoring.pack_spec(
-        do_filter, t["fcols"][:31], t["fpod"][:31],
-        do_fit, t["scols"], t["ssrc"], t["spod"], t["sw"], t["strategy"], t["shape_u"], t["shape_s"],
-        do_bal, t["scols"], t["spod"],
-    )  # fmt: skip
-    _fused(t, spec, spare)
-
-
-@SETTINGS
-@given(tables(), st.integers(0, 3), st.booleans())
-def test_fused_resources_default_shape(t: dict[str, Any], spare: int, nonzero_src: bool) -> None:
-    """The hand-written sweep for the default profile (cpu and memory, LeastAllocated, both parts):
-    the same random tables (zero and huge allocatable, wrapping products, requests beyond
-    allocatable) through the specialized loop, and with ``src`` 0 through the generic one."""
-    pod = t["fpod"][:2] if t["fpod"].shape[0] >= 2 else np.array([1000, 2**31], dtype=I64)
-    cols = np.array([0, 1], dtype=I64)
-    src = np.array([1, 2] if nonzero_src else [0, 0], dtype=I64)
-    w = t["sw"][:2] if t["sw"].shape[0] >= 2 else np.array([1, 1], dtype=I64)
-    spec = scoring.pack_spec(
-        True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, t["shape_u"], t["shape_s"],
-        True, cols, pod,
-    )  # fmt: skip
-    _fused(t, spec, spare)
+    return kernels.FusedPass._make(FAST.fused_pass(*args))
 
 
 def _fused_pass(t: dict[str, Any], spec: np.ndarray, spare: int, seed: int) -> None:
     """``fused_pass`` == ``fused_pass_ref`` (pass mask, counts and best rows included), with random
-    valid rows and weights, on the padded table."""
+    valid rows and weights, on the table padded with ``spare`` unused rows (as the node table's
+    capacity is): both read only rows ``[0, n)`` of the whole arrays."""
     assert FAST is not None
     n = t["alloc"].shape[0]
     rng = np.random.default_rng(seed)
@@ -188,19 +150,19 @@ def _fused_pass(t: dict[str, Any], spec: np.ndarray, spare: int, seed: int) -> N
     valid[:n] = rng.random(n) < rng.random()
     wf, wb = (int(w) for w in rng.choice([0, 1, 2, 3, 7, 2**40, 2**62], size=2))
     want = scoring.fused_pass_ref(*table, valid, n, spec, wf, wb)
-    got = FAST.fused_pass(*table, valid, n, spec, wf, wb)
+    got = _compiled(*table, valid, n, spec, wf, wb)
     _assert_same(got, want)
-    passed, ties, best = got[6], got[9], got[8]
-    fit, bal = got[1], got[3]
+    assert got.failing_rows == (int(np.count_nonzero(got.bits)) if got.bits is not None else 0)
+    fit, bal, passed, best = got.fit, got.balanced, got.passed, got.best
     arrays = tuple(a for a in (fit, bal) if a is not None)
     weights = tuple(w for a, w in ((fit, wf), (bal, wb)) if a is not None)
-    for k in range(ties):  # every tie is found by both nth_best_row implementations
+    for k in range(got.ties):  # every tie is found by both nth_best_row implementations
         want_row = kernels.nth_best_row_ref(arrays, weights, passed, best, k, 0)
         assert want_row >= 0
         assert FAST.nth_best_row(fit, wf if fit is not None else 0, bal, wb if bal is not None else 0,
                                  passed, best, k, 0) == want_row  # fmt: skip
         assert kernels.nth_best_row(arrays, weights, passed, best, k, 0) == want_row
-    _drop_rows(passed, arrays, weights, best, got[10], got[11], ties, rng)
+    _drop_rows(passed, arrays, weights, best, got.first, got.last, got.ties, rng)
 
 
 def _drop_rows(
@@ -234,6 +196,7 @@ def _drop_rows(
 def test_fused_pass(
     t: dict[str, Any], do_filter: bool, do_fit: bool, do_bal: bool, spare: int, seed: int
 ) -> None:
+    """Any spec: the generic sweep (``_sweep`` and ``_pass_best``)."""
     spec = scoring.pack_spec(
         do_filter, t["fcols"][:31], t["fpod"][:31],
         do_fit, t["scols"], t["ssrc"], t["spod"], t["sw"], t["strategy"], t["shape_u"], t["shape_s"],
@@ -243,12 +206,16 @@ def test_fused_pass(
 
 
 @SETTINGS
-@given(tables(), st.integers(0, 3), st.integers(0, 2**32 - 1))
-def test_fused_pass_default_shape(t: dict[str, Any], spare: int, seed: int) -> None:
-    """The specialized default-profile sweep through ``fused_pass`` (pass mask and best rows)."""
+@given(tables(), st.integers(0, 3), st.integers(0, 2**32 - 1), st.booleans())
+def test_fused_pass_default_shape(t: dict[str, Any], spare: int, seed: int, nonzero_src: bool) -> None:
+    """The default profile's shape (cpu and memory, LeastAllocated, both parts) on the same random
+    tables (zero and huge allocatable, wrapping products, requests beyond allocatable): through the
+    specialized sweep, and with ``src`` SRC_REQUESTED (not that shape) through the generic one.
+    ``test_kernels_simd.py`` runs the specialized sweep at every SIMD level."""
     pod = t["fpod"][:2] if t["fpod"].shape[0] >= 2 else np.array([1000, 2**31], dtype=I64)
     cols = np.array([0, 1], dtype=I64)
-    src = np.array([1, 2], dtype=I64)
+    nonzero = [kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY]
+    src = np.array(nonzero if nonzero_src else [kernels.SRC_REQUESTED] * 2, dtype=I64)
     w = t["sw"][:2] if t["sw"].shape[0] >= 2 else np.array([1, 1], dtype=I64)
     spec = scoring.pack_spec(
         True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, t["shape_u"], t["shape_s"],
@@ -257,24 +224,58 @@ def test_fused_pass_default_shape(t: dict[str, Any], spare: int, seed: int) -> N
     _fused_pass(t, spec, spare, seed)
 
 
-def test_fused_resources_rejects_bad_input() -> None:
+def test_fused_pass_rejects_bad_input() -> None:
     assert FAST is not None
     alloc = np.zeros((3, 4), dtype=I64)
     one = np.array([1], dtype=I64)
     ok = scoring.pack_spec(True, np.array([0], dtype=I64), one, False, *([_EMPTY] * 4), 0,
                            _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)  # fmt: skip
     rows = (alloc, alloc, np.zeros((3, 2), dtype=I64), np.zeros(3, dtype=I64), np.zeros(3, dtype=I64))
-    FAST.fused_resources(*rows, 3, ok)
+    valid = np.ones(3, dtype=np.bool_)
+    FAST.fused_pass(*rows, valid, 3, ok, 1, 1)
     with pytest.raises(ValueError, match="rows"):
-        FAST.fused_resources(*rows, 4, ok)
+        FAST.fused_pass(*rows, valid, 4, ok, 1, 1)
     with pytest.raises(ValueError, match="int64"):
-        FAST.fused_resources(alloc.astype(np.int32), *rows[1:], 3, ok)
+        FAST.fused_pass(alloc.astype(np.int32), *rows[1:], valid, 3, ok, 1, 1)
+    with pytest.raises(ValueError, match="bool"):
+        FAST.fused_pass(*rows, valid.view(np.uint8), 3, ok, 1, 1)
+    with pytest.raises(TypeError, match="valid"):
+        FAST.fused_pass(*rows, None, 3, ok, 1, 1)
     with pytest.raises(ValueError, match="header"):
-        FAST.fused_resources(*rows, 3, ok[:-1].copy())
+        FAST.fused_pass(*rows, valid, 3, ok[:-1].copy(), 1, 1)
     bad_col = scoring.pack_spec(True, np.array([4], dtype=I64), np.array([1], dtype=I64), False,
                                 *([_EMPTY] * 4), 0, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)  # fmt: skip
     with pytest.raises(ValueError, match="column"):
-        FAST.fused_resources(*rows, 3, bad_col)
+        FAST.fused_pass(*rows, valid, 3, bad_col, 1, 1)
+    zero = np.array([0], dtype=I64)
+    bad_strategy = scoring.pack_spec(False, _EMPTY, _EMPTY, True, zero, zero, one, one, 7,
+                                     _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)  # fmt: skip
+    with pytest.raises(ValueError, match="strategy"):
+        FAST.fused_pass(*rows, valid, 3, bad_strategy, 1, 1)
+
+
+def test_fused_pass_wrapper_names_both_paths() -> None:
+    """``kernels.fused_pass`` returns a :class:`kernels.FusedPass` from the compiled kernel and from
+    the reference alike, with the same values."""
+    n = 5
+    alloc = np.tile(np.array([4000, 2**33], dtype=I64), (n, 1))
+    req = np.zeros((n, 2), dtype=I64)
+    nz = np.full((n, 2), 100, dtype=I64)
+    cols = np.array([0, 1], dtype=I64)
+    src = np.array([kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY], dtype=I64)
+    pod = np.array([500, 2**30], dtype=I64)
+    w = np.array([1, 1], dtype=I64)
+    spec = scoring.pack_spec(True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED,
+                             _EMPTY, _EMPTY, True, cols, pod)  # fmt: skip
+    args = (alloc, req, nz, np.full(n, 110, dtype=I64), np.zeros(n, dtype=I64), np.ones(n, dtype=np.bool_))
+    compiled = kernels.fused_pass(*args, n, spec, 1, 1, reference=scoring.fused_pass_ref)
+    try:
+        kernels.use_compiled(False)
+        reference = kernels.fused_pass(*args, n, spec, 1, 1, reference=scoring.fused_pass_ref)
+    finally:
+        kernels.use_compiled(True)
+    _assert_same(compiled, reference)
+    assert (compiled.n_passed, compiled.ties, compiled.first, compiled.last) == (n, n, 0, n - 1)
 
 
 @SETTINGS
@@ -326,7 +327,7 @@ def test_fused_pass_best_wraps_to_int64_min(valid_rows: list[int]) -> None:
     )
     table = (alloc, req, nz, allowed, count)
     want = scoring.fused_pass_ref(*table, valid, n, spec, 2**62, 0)
-    got = FAST.fused_pass(*table, valid, n, spec, 2**62, 0)
+    got = _compiled(*table, valid, n, spec, 2**62, 0)
     _assert_same(got, want)
-    assert got[8] == np.iinfo(np.int64).min
-    assert (got[9], got[10], got[11]) == (len(valid_rows), valid_rows[0], valid_rows[-1])
+    assert got.best == np.iinfo(np.int64).min
+    assert (got.ties, got.first, got.last) == (len(valid_rows), valid_rows[0], valid_rows[-1])

@@ -1,13 +1,14 @@
-"""The default shape's vector sweeps (``ksched/_fast/simd_sweep.h``) equal the numpy reference exactly.
+"""The default shape's sweeps (``kernels.pyx``, ``simd_sweep.h``) equal the numpy reference exactly.
 
 ``fused_pass`` runs cpu + memory, LeastAllocated and BalancedAllocation through AVX-512 or AVX2
 when the CPU has it, for rows whose values lie in [0, 2^46) and pods whose requests and weights
-are in range; other rows and pods take the scalar loop. Every case here runs through every sweep
-the CPU has (and the scalar loop) and compares each with ``scoring.fused_pass_ref``, on values
-chosen at the edges: exactly 2^46 - 1 (vector) and 2^46 (scalar), negative and ~2^62 values,
-zero allocatable, requests above allocatable, LeastAllocated quotients a hair below an integer
-(where a rounded division could floor wrongly), weights at their limits, and row counts that
-leave partial blocks.
+are in range; other rows and pods take the hand-unrolled scalar loop. Every case here runs
+through every sweep the CPU has (``FAST.sweeps()``: the generic loop, the unrolled one and the
+vector ones) and compares each with ``scoring.fused_pass_ref``; ``test_sweep_is_checked_here``
+reports a sweep this CPU cannot run as skipped. Values are chosen at the edges: exactly
+2^46 - 1 (vector) and 2^46 (scalar), negative and ~2^62 values, zero allocatable, requests above
+allocatable, LeastAllocated quotients a hair below an integer (where a rounded division could
+floor wrongly), weights at their limits, and row counts that leave partial blocks.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ I64 = np.int64
 LIMIT = 2**46
 """``KS_EXACT_LIMIT``: row values in [0, LIMIT) take the vector path."""
 COLS = np.array([0, 1], dtype=I64)
-SRC = np.array([scoring.SRC_NONZERO_CPU, scoring.SRC_NONZERO_MEMORY], dtype=I64)
+SRC = np.array([kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY], dtype=I64)
 EMPTY = np.zeros(0, dtype=I64)
 
 EDGE_VALUES = [0, 1, 2, 99, 100, 101, LIMIT - 2, LIMIT - 1, LIMIT, LIMIT + 1, 2**52, 2**62, -1, -(2**46)]
@@ -134,8 +135,8 @@ def _padded(t: dict[str, Any], spare: int) -> tuple[np.ndarray, ...]:
     )  # fmt: skip
 
 
-def _check(t: dict[str, Any], spare: int = 0) -> tuple[Any, ...]:
-    """Every sweep this CPU runs (vector ones and the scalar loop) equals the numpy reference."""
+def _check(t: dict[str, Any], spare: int = 0) -> kernels.FusedPass:
+    """Every sweep this CPU runs (generic, unrolled, vector) equals the numpy reference."""
     assert FAST is not None
     n = t["alloc"].shape[0]
     table = _padded(t, spare)
@@ -144,19 +145,18 @@ def _check(t: dict[str, Any], spare: int = 0) -> tuple[Any, ...]:
     previous = FAST.simd_level()
     results = []
     try:
-        for level in FAST.simd_levels():
+        for level in FAST.sweeps():
             FAST.set_simd(level)
-            results.append(FAST.fused_pass(*args))
+            results.append((level, kernels.FusedPass._make(FAST.fused_pass(*args))))
     finally:
         FAST.set_simd(previous)
-    for got in results:
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
+    for level, got in results:
+        for name, g, w in zip(kernels.FusedPass._fields, got, want, strict=True):
             if isinstance(w, np.ndarray):
-                np.testing.assert_array_equal(g, w)
+                np.testing.assert_array_equal(g, w, err_msg=f"{name} ({level})")
             else:
-                assert g == w
-    return results[-1]
+                assert g == w, f"{name} ({level})"
+    return results[-1][1]
 
 
 @SETTINGS
@@ -235,7 +235,8 @@ def test_quotient_just_below_integer_floors() -> None:
     """The constructed case really sits below 27 (so the test above checks what it claims)."""
     assert 100 * D == 27 * A - 1
     got = _check(_uniform(4, (A, A), (0, 0), (A - D - 1, 0), (1, 1)))
-    fit = got[1]
+    fit = got.fit
+    assert fit is not None
     assert fit[0] == (26 + 99) // 2  # cpu floors to 26, memory scores (A - 1) * 100 // A == 99
 
 
@@ -293,10 +294,38 @@ def test_least_allocated_floor_near_integers(rows: list[tuple[int, int, int]]) -
 
 def test_simd_levels_and_switch() -> None:
     assert FAST is not None
+    assert FAST.SWEEPS[0] == "generic" and FAST.SWEEPS[1:] == FAST.SIMD_LEVELS
     levels = FAST.simd_levels()
     assert levels == FAST.SIMD_LEVELS[: len(levels)]
+    assert FAST.sweeps() == ("generic", *levels)
     assert FAST.simd_level() == levels[-1]  # the best one by default
     assert FAST.set_simd("none") == levels[-1]
     assert FAST.simd_level() == "none"
+    assert FAST.set_simd("generic") == "none"
+    assert FAST.simd_level() == "generic"
     with pytest.raises(ValueError, match="not available"):
         FAST.set_simd("sse9")
+
+
+@pytest.mark.parametrize("sweep", ["generic", "none", "avx2", "avx512"])
+def test_sweep_is_checked_here(sweep: str) -> None:
+    """Each sweep alone on the edge cases; one this CPU cannot run is skipped, so that a test run
+    says which sweeps it left unchecked (every other test here covers only ``FAST.sweeps()``)."""
+    assert FAST is not None
+    if sweep not in FAST.sweeps():
+        pytest.skip(f"this CPU does not run the {sweep} sweep (it runs {FAST.sweeps()})")
+    previous = FAST.set_simd(sweep)
+    try:
+        for case in EDGE_CASES:
+            t = _uniform(*case[1:])
+            args = (*_padded(t, 3), t["alloc"].shape[0], t["spec"], t["wf"], t["wb"])
+            got = kernels.FusedPass._make(FAST.fused_pass(*args))
+            want = scoring.fused_pass_ref(*args)
+            for name, g, w in zip(kernels.FusedPass._fields, got, want, strict=True):
+                if isinstance(w, np.ndarray):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{name} ({case[0]})")
+                else:
+                    assert g == w, f"{name} ({case[0]})"
+        assert FAST.simd_level() == sweep
+    finally:
+        FAST.set_simd(previous)

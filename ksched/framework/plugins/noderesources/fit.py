@@ -123,8 +123,6 @@ class Fit:
         res = self._pass.result(state, pod, cluster)
         bits = res.bits
         if bits is None or res.failing_rows == 0:
-            if res.passed is None:
-                return FilterResult.all_pass()
             return FilterResult(None, passed=res.passed, n_passed=res.n_passed)
         spec = self._spec(state, pod, cluster)
         return FilterResult(bits, spec.reasons, spec.codes, res.passed, res.n_passed)

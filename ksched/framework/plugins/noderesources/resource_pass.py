@@ -12,12 +12,11 @@ feasible; scores at infeasible rows are computed but ignored, which costs less t
 
 The pod-dependent inputs (which columns to check, the pod's requests per column) are a
 :class:`PodSpec`, built in Python once per distinct request shape and cached, because building it
-costs more than the sweep itself for a 1,000-node cluster.
+costs more than the sweep itself on a small cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,15 +25,15 @@ import numpy as np
 from ksched.cache.cluster import ClusterCache
 from ksched.framework import kernels, names
 from ksched.framework.interface import BestRows, Code, CycleState
-from ksched.framework.plugins.noderesources.scoring import (
+from ksched.framework.kernels import (
     MAX_FILTER_RESOURCES,
     REQUESTED_TO_CAPACITY_RATIO,
     SRC_NONZERO_CPU,
     SRC_NONZERO_MEMORY,
     SRC_REQUESTED,
-    fused_pass_ref,
-    pack_spec,
+    FusedPass,
 )
+from ksched.framework.plugins.noderesources.scoring import fused_pass_ref, pack_spec
 from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY, is_extended, is_hugepages
@@ -106,20 +105,6 @@ class PodSpec:
     """All of the pod's actual requests for BalancedAllocation's resources are 0: it skips."""
     packed: np.ndarray
     """Everything above that the kernel reads, in one array (``scoring.pack_spec``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class PassResult:
-    bits: np.ndarray | None
-    fit: np.ndarray | None
-    fit_in_range: bool
-    balanced: np.ndarray | None
-    balanced_in_range: bool
-    failing_rows: int
-    """Rows with any Fit failure bit (counted in the sweep, so Filter needs no ``bits.any()``)."""
-    passed: np.ndarray | None = None
-    """Valid rows without a failure bit (``FilterResult.passed``); None from the plain sweep."""
-    n_passed: int = -1
 
 
 class ResourcePass:
@@ -266,7 +251,7 @@ class ResourcePass:
         return spec
 
     # ------------------------------------------------------------------ the sweep
-    def result(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PassResult:
+    def result(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FusedPass:
         """This cycle's results, running the fused kernel on first use.
 
         The kernel also returns the pass mask (handed to the runtime as ``FilterResult.passed``)
@@ -274,7 +259,7 @@ class ResourcePass:
         scores peak among the passing rows: left in ``state.best_rows`` so that the runtime can
         skip summing and scanning when nothing else scores per node (see :class:`BestRows`).
         """
-        memo: PassResult | None = state.data.get(STATE_KEY)
+        memo: FusedPass | None = state.data.get(STATE_KEY)
         if memo is not None:
             return memo
         spec = self.cycle_spec(state, pod, cluster)
@@ -282,9 +267,8 @@ class ResourcePass:
         weights = state.score_weights
         wf = weights.get(names.NODE_RESOURCES_FIT, 0) if self.fit is not None else 0
         wb = weights.get(names.NODE_RESOURCES_BALANCED_ALLOCATION, 0) if self.balanced is not None else 0
-        run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_pass", fused_pass_ref)
         # Whole arrays and the row count, not ``[:n]`` views: five slices cost more than the checks.
-        bits, fit_scores, fit_ok, bal, bal_ok, n_fail, passed, n_pass, best, ties, first, last = run(
+        memo = kernels.fused_pass(
             nodes.allocatable,
             nodes.requested,
             nodes.nonzero_requested,
@@ -295,18 +279,20 @@ class ResourcePass:
             spec.packed,
             wf,
             wb,
+            reference=fused_pass_ref,
         )
-        memo = PassResult(bits, fit_scores, fit_ok, bal, bal_ok, n_fail, passed, n_pass)
         state.data[STATE_KEY] = memo
-        if ties:
+        if memo.ties:
             arrays: list[np.ndarray] = []
             used: list[int] = []
-            if fit_scores is not None and wf:
-                arrays.append(fit_scores), used.append(wf)
-            if bal is not None and wb:
-                arrays.append(bal), used.append(wb)
+            if memo.fit is not None and wf:
+                arrays.append(memo.fit), used.append(wf)
+            if memo.balanced is not None and wb:
+                arrays.append(memo.balanced), used.append(wb)
             if arrays:
-                state.best_rows = BestRows(tuple(arrays), tuple(used), passed, best, ties, first, last)
+                state.best_rows = BestRows(
+                    tuple(arrays), tuple(used), memo.passed, memo.best, memo.ties, memo.first, memo.last
+                )
         return memo
 
     def bits_on_rows(
@@ -324,8 +310,7 @@ class ResourcePass:
         requested += extra
         nonzero = nodes.nonzero_requested[rows]
         nonzero += added.nonzero
-        run: Callable[..., tuple[Any, ...]] = kernels.dispatch("fused_pass", fused_pass_ref)
-        out = run(
+        out = kernels.fused_pass(
             nodes.allocatable[rows],
             requested,
             nonzero,
@@ -336,9 +321,9 @@ class ResourcePass:
             spec.packed,
             0,
             0,
+            reference=fused_pass_ref,
         )
-        bits: np.ndarray | None = out[0]
-        return bits
+        return out.bits
 
 
 def shared_pass(shared: dict[str, Any]) -> ResourcePass:
@@ -354,7 +339,6 @@ __all__ = [
     "ERR_REASON_TOO_MANY_PODS",
     "REQUESTED_TO_CAPACITY_RATIO",
     "FitConfig",
-    "PassResult",
     "PodSpec",
     "ResourcePass",
     "insufficient",

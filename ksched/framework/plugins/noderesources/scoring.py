@@ -5,7 +5,8 @@ These read like upstream (``noderesources/fit.go``, ``resource_allocation.go``,
 ``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``,
 ``helper/shape_score.go``, ``balanced_allocation.go``) and are what the compiled twins in
 ``ksched/_fast/kernels.pyx`` must equal exactly; the argument conventions (column specs, ``src``
-codes, bit layout) are documented in ``ksched/_fast/kernels.pxd``.
+codes, bit layout) are documented in ``ksched/_fast/kernels.pxd``, and the codes themselves come
+from ``ksched.framework.kernels``, which checks them against the compiled module's.
 
 Upstream computes in Go ``int64``: products and sums wrap around and division truncates toward
 zero. Numpy integer *arrays* wrap the same way (and never warn), so every integer expression here
@@ -16,25 +17,30 @@ identically (no ``np.std``, no reassociation).
 
 from __future__ import annotations
 
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
 import numpy as np
 
-MAX_NODE_SCORE: Final = 100
-MAX_UTILIZATION: Final = 100
-LEAST_ALLOCATED: Final = 0
-MOST_ALLOCATED: Final = 1
-REQUESTED_TO_CAPACITY_RATIO: Final = 2
+from ksched.framework.kernels import (
+    LEAST_ALLOCATED,
+    MAX_NODE_SCORE,
+    MAX_UTILIZATION,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    SPEC_BALANCED,
+    SPEC_FILTER,
+    SPEC_FIT,
+    SPEC_HEADER,
+    SRC_REQUESTED,
+    FusedPass,
+)
+
 STRATEGY_CODES: Final = {
     "LeastAllocated": LEAST_ALLOCATED,
     "MostAllocated": MOST_ALLOCATED,
     "RequestedToCapacityRatio": REQUESTED_TO_CAPACITY_RATIO,
 }
-SRC_REQUESTED: Final = 0
-SRC_NONZERO_CPU: Final = 1
-SRC_NONZERO_MEMORY: Final = 2
-MAX_FILTER_RESOURCES: Final = 31
-"""Bit 0 is "Too many pods"; each checked resource takes two more bits of the uint64."""
+"""NodeResourcesFit's ``scoringStrategy.type`` names and the kernels' codes for them."""
 
 
 def tdiv(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
@@ -197,12 +203,6 @@ def balanced_score_ref(
     return scores, in_range
 
 
-SPEC_HEADER: Final = 8
-SPEC_FILTER: Final = 1
-SPEC_FIT: Final = 2
-SPEC_BALANCED: Final = 4
-
-
 class UnpackedSpec(NamedTuple):
     """The parts of a packed spec (layout in ``ksched/_fast/kernels.pxd``)."""
 
@@ -269,33 +269,6 @@ def unpack_spec(spec: np.ndarray) -> UnpackedSpec:
     )  # fmt: skip
 
 
-def fused_resources_ref(
-    alloc: np.ndarray,
-    req: np.ndarray,
-    nz: np.ndarray,
-    allowed: np.ndarray,
-    count: np.ndarray,
-    n: int,
-    spec: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray | None, bool, np.ndarray | None, bool, int]:
-    """The three references above over rows ``[0, n)``, with the compiled ``fused_resources``
-    signature: the node table's whole arrays and the pod's packed spec (:func:`pack_spec`).
-
-    The last element counts rows with any failure bit (0 when the filter part is off).
-    """
-    s = unpack_spec(spec)
-    alloc, req, nz, allowed, count = alloc[:n], req[:n], nz[:n], allowed[:n], count[:n]
-    bits = fit_filter_ref(alloc, req, allowed, count, s.fcols, s.fpod) if s.do_filter else None
-    fit, fit_ok = (
-        resource_score_ref(alloc, req, nz, s.scols, s.ssrc, s.spod, s.sw, s.strategy, s.shape_u, s.shape_s)
-        if s.do_fit
-        else (None, True)
-    )
-    bal, bal_ok = balanced_score_ref(alloc, req, s.bcols, s.bpod) if s.do_bal else (None, True)
-    n_fail = int(np.count_nonzero(bits)) if bits is not None else 0
-    return bits, fit, fit_ok, bal, bal_ok, n_fail
-
-
 def fused_pass_ref(
     alloc: np.ndarray,
     req: np.ndarray,
@@ -307,12 +280,21 @@ def fused_pass_ref(
     spec: np.ndarray,
     wf: int,
     wb: int,
-) -> tuple[Any, ...]:
-    """:func:`fused_resources_ref` plus the compiled ``fused_pass``'s extras (``kernels.pyx``):
-    ``(passed, n_pass, best, ties, first, last)``: the rows that are valid and fail no Fit check,
-    and where the maximum of ``wf * fit + wb * balanced`` (int64, wrapping; a part left out of
-    the spec counts 0) lies among them."""
-    bits, fit, fit_ok, bal, bal_ok, n_fail = fused_resources_ref(alloc, req, nz, allowed, count, n, spec)
+) -> FusedPass:
+    """The references above over rows ``[0, n)`` with the compiled ``fused_pass``'s signature (the
+    node table's whole arrays and the pod's packed spec, :func:`pack_spec`), and what it adds: the
+    rows that are valid and fail no Fit check, and where the maximum of ``wf * fit + wb * balanced``
+    (int64, wrapping; a part left out of the spec counts 0) lies among them."""
+    s = unpack_spec(spec)
+    alloc, req, nz, allowed, count = alloc[:n], req[:n], nz[:n], allowed[:n], count[:n]
+    bits = fit_filter_ref(alloc, req, allowed, count, s.fcols, s.fpod) if s.do_filter else None
+    fit, fit_ok = (
+        resource_score_ref(alloc, req, nz, s.scols, s.ssrc, s.spod, s.sw, s.strategy, s.shape_u, s.shape_s)
+        if s.do_fit
+        else (None, True)
+    )
+    bal, bal_ok = balanced_score_ref(alloc, req, s.bcols, s.bpod) if s.do_bal else (None, True)
+    n_fail = int(np.count_nonzero(bits)) if bits is not None else 0
     passed = valid[:n].copy()
     if bits is not None:
         passed &= bits == 0
@@ -323,10 +305,10 @@ def fused_pass_ref(
         total += bal * np.int64(wb)
     rows = np.flatnonzero(passed)
     if rows.size == 0:
-        return bits, fit, fit_ok, bal, bal_ok, n_fail, passed, 0, 0, 0, -1, -1
+        return FusedPass(bits, fit, fit_ok, bal, bal_ok, n_fail, passed, 0, 0, 0, -1, -1)
     best = total[rows].max()
     ties = rows[total[rows] == best]
-    return (
+    return FusedPass(
         bits, fit, fit_ok, bal, bal_ok, n_fail,
         passed, int(rows.size), int(best), int(ties.size), int(ties[0]), int(ties[-1]),
     )  # fmt: skip

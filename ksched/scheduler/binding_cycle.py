@@ -32,12 +32,11 @@ import heapq
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework.interface import Code, CycleState, Status
+from ksched.framework.interface import CycleState, Status
 from ksched.framework.runtime import CycleResult, Framework
-from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S, go_seconds
+from ksched.framework.waiting import go_seconds
 from ksched.metrics import Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as cev
@@ -120,19 +119,14 @@ class BindingCycle:
         state = result.state if result.state is not None else CycleState()
         entry = _InFlight(fw, state, pinfo, pod, node, started)
         self._pods[pod.uid] = entry
-        for plugin in fw.reserve_plugins:
-            status = self._status_of("Reserve", plugin, lambda p=plugin: p.reserve(state, pod, node))
-            if not status.ok:
-                self._abort(entry, status, binding_stage=False)
-                return
-        waits: dict[str, float] = {}
-        for plugin in fw.permit_plugins:
-            status, timeout = self._permit(plugin, entry)
-            if status.code == Code.WAIT:
-                waits[plugin.name] = timeout
-            elif not status.ok:
-                self._abort(entry, status, binding_stage=False)
-                return
+        status = fw.run_reserve(state, pod, node)
+        if not status.ok:
+            self._abort(entry, status, binding_stage=False)
+            return
+        status, waits = fw.run_permit(state, pod, node)
+        if not status.ok:
+            self._abort(entry, status, binding_stage=False)
+            return
         if not waits:
             self._bind(entry)
             return
@@ -142,20 +136,6 @@ class BindingCycle:
         for name, timeout in waits.items():
             heapq.heappush(self._deadlines, (entry.waiting_since + timeout, pod.uid, name))
         log.debug("pod %s waits on permit at %s (plugins %s)", pod.key, node, sorted(waits))
-
-    def _permit(self, plugin: Any, entry: _InFlight) -> tuple[Status, float]:
-        try:
-            out = plugin.permit(entry.state, entry.pod, entry.node)
-            status, timeout = out if isinstance(out, tuple) else (out, 0.0)
-        except Exception as exc:
-            return self._error("Permit", plugin.name, exc), 0.0
-        if status.code == Code.WAIT:
-            return status, min(float(timeout), MAX_PERMIT_TIMEOUT_S)
-        if status.ok or status.code.is_rejection:
-            return status.with_plugin(plugin.name), 0.0
-        return Status(
-            Code.ERROR, (f'running Permit plugin "{plugin.name}": {status.message}',), plugin.name
-        ), 0.0
 
     # ------------------------------------------------------------------ waiting pods
     def resolve(self, uid: str) -> None:
@@ -212,13 +192,10 @@ class BindingCycle:
 
     # ------------------------------------------------------------------ binding
     def _bind(self, entry: _InFlight) -> None:
-        for plugin in entry.fw.pre_bind_plugins:
-            status = self._status_of(
-                "PreBind", plugin, lambda p=plugin: p.pre_bind(entry.state, entry.pod, entry.node)
-            )
-            if not status.ok:
-                self._abort(entry, status, binding_stage=True)
-                return
+        status = entry.fw.run_pre_bind(entry.state, entry.pod, entry.node)
+        if not status.ok:
+            self._abort(entry, status, binding_stage=True)
+            return
         self._post_binding(entry.pinfo, entry.node, entry.started)
 
     def bind_done(self, done: BindDone) -> None:
@@ -227,44 +204,18 @@ class BindingCycle:
         if entry is None:
             return
         if done.error is None:
-            for plugin in entry.fw.post_bind_plugins:
-                try:
-                    plugin.post_bind(entry.state, entry.pod, entry.node)
-                except Exception:
-                    log.exception("PostBind plugin %s failed on %s", plugin.name, entry.pod.key)
+            entry.fw.run_post_bind(entry.state, entry.pod, entry.node)
         else:
-            self._unreserve(entry)
+            entry.fw.run_unreserve(entry.state, entry.pod, entry.node)
 
     # ------------------------------------------------------------------ failures
-    def _status_of(self, point: str, plugin: Any, call: Any) -> Status:
-        try:
-            status = call()
-        except Exception as exc:
-            return self._error(point, plugin.name, exc)
-        if not isinstance(status, Status):
-            return self._error(point, plugin.name, TypeError(f"returned {status!r}, expected a Status"))
-        if status.ok or status.code.is_rejection:
-            return status.with_plugin(plugin.name)
-        return Status(Code.ERROR, (f'running {point} plugin "{plugin.name}": {status.message}',), plugin.name)
-
-    def _error(self, point: str, plugin: str, exc: Exception) -> Status:
-        log.error("%s plugin %s failed: %s", point, plugin, exc, exc_info=exc)
-        return Status(Code.ERROR, (f'running {point} plugin "{plugin}": {exc}',), plugin)
-
-    def _unreserve(self, entry: _InFlight) -> None:
-        for plugin in reversed(entry.fw.reserve_plugins):
-            try:
-                plugin.unreserve(entry.state, entry.pod, entry.node)
-            except Exception:
-                log.exception("Unreserve plugin %s failed on %s", plugin.name, entry.pod.key)
-
     def _abort(self, entry: _InFlight, status: Status, *, binding_stage: bool) -> None:
         """Unreserve, forget, and report ``status`` through the loop's failure path."""
         uid = entry.pod.uid
         self._pods.pop(uid, None)
         entry.fw.waiting_pods.remove(uid)
         self.waiting_uids.discard(uid)
-        self._unreserve(entry)
+        entry.fw.run_unreserve(entry.state, entry.pod, entry.node)
         if self._cache.is_assumed(uid):
             self._cache.forget(uid)
         if binding_stage:

@@ -109,8 +109,9 @@ async def start_server(
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     await site.start()
-    server = site._server  # aiohttp exposes the bound sockets only here
     bound = port
-    if server is not None and getattr(server, "sockets", None):
-        bound = server.sockets[0].getsockname()[1]
+    for address in runner.addresses:  # (host, port, ...) of each bound socket
+        if isinstance(address, tuple) and len(address) >= 2:
+            bound = int(address[1])
+            break
     return runner, bound

@@ -147,75 +147,12 @@ class ResourcePass:
         return -1 if col is None or col >= width else col
 
     def _build(self, pod: Pod, cluster: ClusterCache, width: int) -> PodSpec:
-        requests = pod.requests
-        fcols: list[int] = []
-        fpod: list[int] = []
-        fnames: list[str] = []
-        reasons: list[str] = [ERR_REASON_TOO_MANY_PODS]
-        codes: list[Code] = [Code.UNSCHEDULABLE]
-
-        def check(name: str, value: int) -> None:
-            fcols.append(self._column(cluster, name, width))
-            fpod.append(value)
-            fnames.append(name)
-            reasons.extend((insufficient(name), insufficient(name)))
-            codes.extend((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-
+        """The kernel's inputs for pods of ``pod``'s request shape: what Fit checks, what it
+        scores, what BalancedAllocation weighs."""
+        fcols, fpod, fnames, reasons, codes = self._fit_columns(pod, cluster, width)
+        scols, ssrc, spod, sw = self._score_columns(pod, cluster, width)
+        bcols, bpod, best_effort = self._balanced_columns(pod, cluster, width)
         fit = self.fit
-        if fit is not None:
-            for name in FIXED_COLUMNS:
-                value = requests.get(name, 0)
-                if value > 0:
-                    check(name, value)
-            for name, value in requests.items():
-                if name in FIXED_COLUMNS or value <= 0 or not is_scalar(name):
-                    continue
-                if is_extended(name) and (
-                    name in fit.ignored_resources or name.split("/", 1)[0] in fit.ignored_groups
-                ):
-                    continue
-                check(name, value)
-            if len(fcols) > MAX_FILTER_RESOURCES:
-                raise ValueError(
-                    f"pod {pod.key} requests {len(fcols)} resources; NodeResourcesFit checks at most "
-                    f"{MAX_FILTER_RESOURCES} per pod"
-                )
-
-        scols: list[int] = []
-        ssrc: list[int] = []
-        spod: list[int] = []
-        sw: list[int] = []
-        if fit is not None:
-            for name, weight in fit.resources:
-                if name == CPU:
-                    scols.append(0), ssrc.append(SRC_NONZERO_CPU), spod.append(pod.nonzero_cpu)
-                elif name == MEMORY:
-                    scols.append(1), ssrc.append(SRC_NONZERO_MEMORY), spod.append(pod.nonzero_memory)
-                elif name == EPHEMERAL_STORAGE:
-                    scols.append(2), ssrc.append(SRC_REQUESTED), spod.append(requests.get(name, 0))
-                else:
-                    value = requests.get(name, 0)
-                    col = self._column(cluster, name, width)
-                    if value == 0 or col < 0 or not is_scalar(name):
-                        continue  # upstream returns (0, 0): the resource drops out
-                    scols.append(col), ssrc.append(SRC_REQUESTED), spod.append(value)
-                sw.append(weight)
-
-        bcols: list[int] = []
-        bpod: list[int] = []
-        best_effort = True
-        if self.balanced is not None:
-            for name in self.balanced:
-                value = requests.get(name, 0)
-                if value != 0:
-                    best_effort = False
-                if name in FIXED_COLUMNS:
-                    bcols.append(FIXED_COLUMNS.index(name)), bpod.append(value)
-                    continue
-                col = self._column(cluster, name, width)
-                if value == 0 or col < 0 or not is_scalar(name):
-                    continue
-                bcols.append(col), bpod.append(value)
         do_fit = fit is not None
         packed = pack_spec(
             do_fit, _arr(fcols), _arr(fpod),
@@ -240,6 +177,96 @@ class ResourcePass:
             best_effort,
             packed,
         )
+
+    def _fit_columns(
+        self, pod: Pod, cluster: ClusterCache, width: int
+    ) -> tuple[list[int], list[int], list[str], list[str], list[Code]]:
+        """(columns, requests, names, reasons, codes) of the resources Fit's filter checks."""
+        requests = pod.requests
+        fcols: list[int] = []
+        fpod: list[int] = []
+        fnames: list[str] = []
+        reasons: list[str] = [ERR_REASON_TOO_MANY_PODS]
+        codes: list[Code] = [Code.UNSCHEDULABLE]
+
+        def check(name: str, value: int) -> None:
+            fcols.append(self._column(cluster, name, width))
+            fpod.append(value)
+            fnames.append(name)
+            reasons.extend((insufficient(name), insufficient(name)))
+            codes.extend((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+
+        fit = self.fit
+        if fit is None:
+            return fcols, fpod, fnames, reasons, codes
+        for name in FIXED_COLUMNS:
+            value = requests.get(name, 0)
+            if value > 0:
+                check(name, value)
+        for name, value in requests.items():
+            if name in FIXED_COLUMNS or value <= 0 or not is_scalar(name):
+                continue
+            ignored = name in fit.ignored_resources or name.split("/", 1)[0] in fit.ignored_groups
+            if is_extended(name) and ignored:
+                continue
+            check(name, value)
+        if len(fcols) > MAX_FILTER_RESOURCES:
+            raise ValueError(
+                f"pod {pod.key} requests {len(fcols)} resources; NodeResourcesFit checks at most "
+                f"{MAX_FILTER_RESOURCES} per pod"
+            )
+        return fcols, fpod, fnames, reasons, codes
+
+    def _score_columns(
+        self, pod: Pod, cluster: ClusterCache, width: int
+    ) -> tuple[list[int], list[int], list[int], list[int]]:
+        """(columns, sources, requests, weights) of the resources Fit's score weighs."""
+        requests = pod.requests
+        scols: list[int] = []
+        ssrc: list[int] = []
+        spod: list[int] = []
+        sw: list[int] = []
+        if self.fit is None:
+            return scols, ssrc, spod, sw
+        for name, weight in self.fit.resources:
+            if name == CPU:
+                scols.append(0), ssrc.append(SRC_NONZERO_CPU), spod.append(pod.nonzero_cpu)
+            elif name == MEMORY:
+                scols.append(1), ssrc.append(SRC_NONZERO_MEMORY), spod.append(pod.nonzero_memory)
+            elif name == EPHEMERAL_STORAGE:
+                scols.append(2), ssrc.append(SRC_REQUESTED), spod.append(requests.get(name, 0))
+            else:
+                value = requests.get(name, 0)
+                col = self._column(cluster, name, width)
+                if value == 0 or col < 0 or not is_scalar(name):
+                    continue  # upstream returns (0, 0): the resource drops out
+                scols.append(col), ssrc.append(SRC_REQUESTED), spod.append(value)
+            sw.append(weight)
+        return scols, ssrc, spod, sw
+
+    def _balanced_columns(
+        self, pod: Pod, cluster: ClusterCache, width: int
+    ) -> tuple[list[int], list[int], bool]:
+        """(columns, requests, best effort) of BalancedAllocation's resources; best effort: the
+        pod requests none of them."""
+        requests = pod.requests
+        bcols: list[int] = []
+        bpod: list[int] = []
+        best_effort = True
+        if self.balanced is None:
+            return bcols, bpod, best_effort
+        for name in self.balanced:
+            value = requests.get(name, 0)
+            if value != 0:
+                best_effort = False
+            if name in FIXED_COLUMNS:
+                bcols.append(FIXED_COLUMNS.index(name)), bpod.append(value)
+                continue
+            col = self._column(cluster, name, width)
+            if value == 0 or col < 0 or not is_scalar(name):
+                continue
+            bcols.append(col), bpod.append(value)
+        return bcols, bpod, best_effort
 
     def cycle_spec(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PodSpec:
         """:meth:`spec`, looked up once per cycle: Fit's PreFilter, BalancedAllocation's PreScore

@@ -167,7 +167,7 @@ class WhatIf:
             self._before = _Snapshot(self._cache)
 
     def _end(self) -> None:
-        if self._stack[-1] is not self:
+        if not self._stack or self._stack[-1] is not self:
             raise OverlayError("a what-if overlay was closed while one opened after it is still open")
         self._stack.pop()
         self._open = False

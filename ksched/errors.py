@@ -13,6 +13,8 @@ stays visible in debug logs while the message stays readable.
     │   ├── ConfigError            a KubeSchedulerConfiguration that fails validation
     │   └── ManifestError          a file that is not the kind of document expected
     ├── CacheError                 the cache was asked to do something its state forbids
+    │   └── OverlayError           a what-if overlay used out of turn
+    │       └── OverlayNotRestored an overlay left the arrays not as it found them (debug check)
     ├── PluginError                a plugin failed at run time (becomes a SchedulerError status)
     ├── HandleNotReady             a plugin's factory used the framework before it was built
     ├── BuildError                 the compiled kernels disagree with the Python source (rebuild)
@@ -82,6 +84,29 @@ class ManifestError(InputError):
 
 class CacheError(KschedError):
     """The cache refused an operation that its state machine does not allow."""
+
+
+class OverlayError(CacheError):
+    """A what-if overlay (``ClusterCache.what_if``) was used out of turn: moved or closed while
+    an overlay opened after it is still open, or entered twice."""
+
+
+class OverlayNotRestored(OverlayError):
+    """The overlay check (``KSCHED_CHECK_OVERLAY=1``) found the cache not as the overlay found it.
+
+    ``array`` names what differs (a node-table array, ``ports`` or ``pods``) and ``row`` the first
+    differing row (-1 when not a row). A bug in whatever moved pods or amounts during the overlay
+    without going through it; the message says where to look.
+    """
+
+    def __init__(self, array: str, row: int, detail: str) -> None:
+        self.array = array
+        self.row = row
+        where = f" at row {row}" if row >= 0 else ""
+        super().__init__(
+            f"what-if overlay left {array}{where} changed: {detail}; every change during an overlay "
+            "must go through it (RowAdjustment / PodMoves / add= / remove=) so that it is put back exactly"
+        )
 
 
 class PluginError(KschedError):

@@ -1,6 +1,8 @@
 """Shared test setup.
 
 - The repository root goes on sys.path so ``tests.builders`` imports.
+- Every what-if overlay checks that it put the cache back exactly (``KSCHED_CHECK_OVERLAY``), so
+  a dry run or nominated-pods pass that leaves a trace fails the test that ran it.
 - The compiled-kernel tests skip when the extension was never built (a source checkout); in CI
   (``CI`` set, as ``.ci/run`` runs) a missing extension module (any ``ksched/_fast/*.pyx``) stops
   the session instead, so those skips can never hide the comparisons the issues ask CI to run.
@@ -11,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("KSCHED_CHECK_OVERLAY", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -26,12 +26,17 @@ sets with per-node counts (:class:`~ksched.cache.labelsets.LabelSetIndex`; ``Pod
 and the pods that carry pod (anti-)affinity (:class:`~ksched.cache.affinity_pods.AffinityPodIndex`).
 They follow the same attach / detach / row moves as the resource accounting.
 
+What-if questions (preemption's dry run, the nominated-pods pass) change the counts for a while
+through one overlay, :meth:`ClusterCache.what_if` (:mod:`ksched.cache.what_if`), which puts them
+back exactly; nothing else writes the node table's arrays, which everyone else sees read-only.
+
 Every mutator is called only from the scheduling thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +48,7 @@ from ksched.cache.namespaces import NamespaceIndex
 from ksched.cache.node_table import NodeTable
 from ksched.cache.selector_owners import SelectorOwnerIndex
 from ksched.cache.sparse import ImageIndex, PortIndex
+from ksched.cache.what_if import WhatIf
 from ksched.errors import CacheError
 from ksched.model.namespace import Namespace
 from ksched.model.node import Node
@@ -50,6 +56,9 @@ from ksched.model.pdb import PodDisruptionBudget
 from ksched.model.pod import Pod
 from ksched.model.resources import ResourceColumns
 from ksched.model.selectors import LabelSelector
+
+CHECK_OVERLAY_ENV = "KSCHED_CHECK_OVERLAY"
+"""Set to ``1`` to have every what-if overlay check that it restored the cache exactly."""
 
 
 @dataclass(slots=True)
@@ -67,7 +76,9 @@ class PodEntry:
 class ClusterCache:
     """The single source of truth for what is on each node."""
 
-    def __init__(self, *, node_capacity: int = 64) -> None:
+    def __init__(self, *, node_capacity: int = 64, check_overlays: bool | None = None) -> None:
+        """``check_overlays``: compare the cache before and after every what-if overlay (costs a
+        copy of the node table per overlay); None reads :data:`CHECK_OVERLAY_ENV`."""
         self.resources = ResourceColumns()
         self.nodes = NodeTable(self.resources, node_capacity)
         self.ports = PortIndex()
@@ -83,6 +94,11 @@ class ClusterCache:
         """PodDisruptionBudgets by ``namespace/name`` (kept by the informer handlers; preemption reads)."""
         self.selector_owners = SelectorOwnerIndex()
         """Services, RCs, ReplicaSets, StatefulSets: PodTopologySpread's default selector."""
+        if check_overlays is None:
+            check_overlays = os.environ.get(CHECK_OVERLAY_ENV, "") not in ("", "0")
+        self.check_overlays = check_overlays
+        self._overlays: list[WhatIf] = []
+        """The open what-if overlays, innermost last."""
 
     # ------------------------------------------------------------------ queries
     def __contains__(self, uid: object) -> bool:
@@ -130,6 +146,20 @@ class ClusterCache:
             if name != "pods":
                 vec[self.resources.column(name)] = value
         return vec
+
+    # ------------------------------------------------------------------ what if
+    def what_if(self, *, add: Sequence[tuple[Pod, str]] = (), remove: Sequence[str] = ()) -> WhatIf:
+        """An overlay that counts the pods ``add`` (pod, node name) as assumed there and takes the
+        cached pods ``remove`` (uids) out, until it ends; its :meth:`~WhatIf.rows` and
+        :meth:`~WhatIf.pods` handles move more by index meanwhile. Use it as ``with
+        cache.what_if(...) as w:``; everything is put back exactly at the end
+        (:mod:`ksched.cache.what_if`)."""
+        return WhatIf(self, self._overlays, add=add, remove=remove, check=self.check_overlays)
+
+    @property
+    def overlay_depth(self) -> int:
+        """How many what-if overlays are open (0 between cycles)."""
+        return len(self._overlays)
 
     # ------------------------------------------------------------------ namespaces
     def set_namespace(self, ns: Namespace) -> None:
@@ -180,18 +210,7 @@ class ClusterCache:
     def _account(self, pod: Pod, row: int, sign: int) -> None:
         if row < 0:
             return
-        nodes = self.nodes
-        for name, value in pod.requests.items():
-            if name == "pods":
-                continue
-            col = self.resources.column(name)
-            if col >= nodes.requested.shape[1]:
-                nodes.ensure_columns()
-            nodes.requested[row, col] += sign * value
-        nodes.nonzero_requested[row, 0] += sign * pod.nonzero_cpu
-        nodes.nonzero_requested[row, 1] += sign * pod.nonzero_memory
-        nodes.pod_count[row] += sign
-        nodes.row_version[row] += 1
+        self.nodes.count_pod(row, pod, sign)
         if pod.host_ports:
             self.ports.add(row, pod.host_ports, sign)
 

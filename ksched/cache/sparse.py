@@ -15,6 +15,14 @@ from ksched.model.pod import HostPort
 ANY_IP = "0.0.0.0"
 
 
+def clashes(wanted: HostPort, used: HostPort) -> bool:
+    """Whether ``used`` on a node blocks ``wanted`` there: :meth:`PortIndex.conflicting_rows`'s rule
+    for one port in use (same protocol and port, and either IP is ``0.0.0.0`` or they are equal)."""
+    if wanted.protocol != used.protocol or wanted.port != used.port:
+        return False
+    return wanted.host_ip == ANY_IP or used.host_ip in (wanted.host_ip, ANY_IP)
+
+
 class PortIndex:
     """``(protocol, port) -> host IP -> row -> count`` of host ports used by pods on each row."""
 
@@ -38,6 +46,10 @@ class PortIndex:
                     del by_ip[p.host_ip]
                     if not by_ip:
                         del self._use[(p.protocol, p.port)]
+
+    def counts(self) -> dict[tuple[str, int], dict[str, dict[int, int]]]:
+        """A copy of every count, to compare with a later one (the what-if overlay's check)."""
+        return {key: {ip: dict(rows) for ip, rows in by_ip.items()} for key, by_ip in self._use.items()}
 
     def clear_row(self, row: int) -> None:
         for key in list(self._use):

@@ -13,7 +13,8 @@ earlier stage ruled out, are masked by the runtime, so a plugin may compute garb
 - **PreFilter / PreScore** run once per cycle; returning ``Code.SKIP`` skips the plugin's Filter /
   Score for this cycle, exactly like upstream.
 
-Plugins must not mutate the cluster's arrays, block, or do I/O: a cycle reads live arrays.
+Plugins must not mutate the cluster (its arrays are read-only; what-if questions go through the
+cache's overlay, ``ClusterCache.what_if``), block, or do I/O: a cycle reads live arrays.
 """
 
 from __future__ import annotations

@@ -283,12 +283,11 @@ class NominatedPass:
         (a row that had failed already keeps the reasons of the pass without nominated pods). Rows
         whose nominated pods no non-row-local filter of the plan cares about (:func:`relevance`;
         all rows when every filter that ran is row-local) share one pass, with the pods counted in
-        the per-row accounting only (what row-local filters read; integer adds, undone exactly):
-        each row's verdict is then the one its own pass would give, since the other filters would
-        not see those pods anyway. Every other row gets its own pass with its pods assumed in the
-        cache (``assume`` / ``forget`` are exact inverses; this thread is the only writer), as
-        upstream clones one NodeInfo at a time. Returns the narrowed copy of ``feasible``, or None
-        when no row dropped out.
+        the per-row accounting only (what row-local filters read): each row's verdict is then the
+        one its own pass would give, since the other filters would not see those pods anyway.
+        Every other row gets its own pass with its pods assumed in the cache, as upstream clones
+        one NodeInfo at a time. Both go through the cache's what-if overlay, which undoes them
+        exactly. Returns the narrowed copy of ``feasible``, or None when no row dropped out.
         """
         handle = self._handle
         rows = [r for r in by_row if feasible[r]]
@@ -314,23 +313,13 @@ class NominatedPass:
         for group in groups:
             if group is batched:
                 delta = RowDelta([p for r in group for p in by_row[r]], [r for r in group for _ in by_row[r]])
-                delta.apply(cluster, +1)
-                try:
+                with cluster.what_if() as overlay:
+                    delta.count_in(cluster, overlay)
                     sub = handle.run_filter_plugins_with_nominated_pods(pod, cluster, skipped=skipped)
-                finally:
-                    delta.apply(cluster, -1)
             else:
-                added: list[str] = []
-                try:
-                    for r in group:
-                        node_name = cluster.nodes.node(r).name
-                        for p in by_row[r]:
-                            cluster.assume(p, node_name)
-                            added.append(p.uid)
+                node_at = cluster.nodes.node
+                with cluster.what_if(add=[(p, node_at(r).name) for r in group for p in by_row[r]]):
                     sub = handle.run_filter_plugins_with_nominated_pods(pod, cluster, skipped=skipped)
-                finally:
-                    for uid in reversed(added):
-                        cluster.forget(uid)
             sub_ok = sub.feasible
             bad = [r for r in group if sub_ok is None or not sub_ok[r]]
             if not bad:

@@ -4,8 +4,9 @@ Upstream's two-pass rule (``RunFilterPluginsWithNominatedPods``) asks a node's f
 the pods nominated to it added, on a clone of the node. Here only the few rows that have nominated
 pods are asked, and only the filters that read a node's pods (``filter_rows``), so the pods are
 summed per row once (:class:`RowDelta`) and each filter adds the sums to its copies of those rows.
-The same sums can also be written into the cache and taken out again (:meth:`RowDelta.apply`),
-which the whole-profile pass uses when some filter cannot answer for a few rows.
+The same sums can also be counted in the cache for the length of a what-if overlay
+(:meth:`RowDelta.count_in`), which the whole-profile pass uses when some filter cannot answer for
+a few rows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
+from ksched.cache.what_if import WhatIf
 from ksched.model.pod import HostPort, Pod
 
 
@@ -72,25 +74,26 @@ class RowDelta:
             self._req_matrix = matrix
         return matrix
 
-    def apply_ports(self, cluster: ClusterCache, sign: int) -> None:
-        """Add (``sign=1``) or take away (``-1``) the pods' host ports in the cache's port index."""
-        for r, ports in self.ports:
-            cluster.ports.add(r, ports, sign)
-
-    def apply(self, cluster: ClusterCache, sign: int) -> None:
-        """Add (``sign=1``) or take away (``-1``) the sums in the cache's row accounting: requested,
-        non-zero requested, pod count and host ports. Integer adds, so ``+1`` then ``-1`` leaves the
-        arrays bit for bit as they were (the rows' ``row_version`` is bumped both times)."""
-        self.apply_ports(cluster, sign)
+    def count_in(self, cluster: ClusterCache, overlay: WhatIf) -> None:
+        """Count the sums in the cache's row accounting (requested, non-zero requested, pod count,
+        host ports) until ``overlay``, open on ``cluster``, ends and takes them out exactly."""
         idx = self.rows
         if idx.size == 0:
             return
-        nodes = cluster.nodes
-        added = self.requested(cluster)
-        nodes.touch(idx)
-        nodes.requested[idx] += added * sign
-        nodes.nonzero_requested[idx] += self.nonzero * sign
-        nodes.pod_count[idx] += self.count * sign
+        matrix = self.requested(cluster)
+        used = np.flatnonzero(matrix.any(axis=0)).tolist()
+        at = {r: i for i, r in enumerate(idx.tolist())}
+        ports: dict[int, tuple[HostPort, ...]] = {}
+        for r, held in self.ports:
+            ports[at[r]] = ports.get(at[r], ()) + held
+        overlay.rows(
+            idx,
+            requests=[(c, np.ascontiguousarray(matrix[:, c])) for c in used],
+            nonzero=[np.ascontiguousarray(self.nonzero[:, 0]), np.ascontiguousarray(self.nonzero[:, 1])],
+            counts=self.count,
+            ports=ports,
+            grouped=True,
+        ).give(np.arange(idx.size, dtype=np.intp))
 
 
 __all__ = ["RowDelta"]

@@ -8,19 +8,22 @@ most important first, keeping each back if the preemptor still fits and making i
 count, not just resources.
 
 The pods a dry run may move are a :class:`Residents` table (entries plus row and request arrays);
-nodes and probes refer to them by index. Two probes change the cache for a dry run and put it
-back exactly:
+nodes and probes refer to them by index. Two probes change the cache for a dry run, through its
+what-if overlay (:mod:`ksched.cache.what_if`, the only writer of the cache's arrays besides the
+cache itself), and put it back exactly:
 
 - :class:`ArrayProbe` adjusts only the per-row accounting (requested, non-zero requested, pod
-  count, host ports) with vectorized integer arithmetic (per-row sums with ``np.add.reduceat``
-  over a table grouped by node, else ``np.add.at`` over index arrays). It is
+  count, host ports) with vectorized integer arithmetic (a :class:`~ksched.cache.what_if.RowAdjustment`:
+  per-row sums with ``np.add.reduceat`` over a table grouped by node, else ``np.add.at`` over
+  index arrays). It is
   exact when every filter that ran is row-local (reads only the node's own row), the common case;
   then one filter pass answers step *j* of the reprieve loop for every node at once, because a
   change on one row cannot move another row's verdict. It is also exact for a node whose
   potential victims no non-row-local filter that ran would count (inter-pod affinity and
   topology spread say which pods they read: ``Handle.batch_guard``): leaving those pods in
   the label sets and the affinity index changes nothing those filters see.
-- :class:`CacheProbe` removes and re-adds pods through the cache's own pod bookkeeping, so
+- :class:`CacheProbe` removes and re-adds pods through the cache's own pod bookkeeping (a
+  :class:`~ksched.cache.what_if.PodMoves`), so
   label-set counts and the affinity index see the change too (inter-pod affinity, topology
   spread). It is used one node at a time, like upstream's cloned NodeInfo: for every node when
   a non-row-local filter cannot say which pods it reads, else for the nodes ``ArrayProbe`` may
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache, PodEntry
+from ksched.cache.what_if import RowAdjustment
 from ksched.framework.interface import Code, NominatedPods, Status
 from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
@@ -202,6 +206,7 @@ class ArrayProbe(_Checker):
             self.any_ports = any(ports)
             self.ported = np.array([bool(hp) for hp in ports], dtype=np.bool_) if self.any_ports else None
         self._guard = handle.batch_guard(pod, cluster)
+        self._rows: RowAdjustment | None = None
 
     @property
     def guard(self) -> Callable[[Pod], bool] | None:
@@ -225,69 +230,46 @@ class ArrayProbe(_Checker):
         """A probe over the same residents that changes the cache itself, for the nodes not clean."""
         return CacheProbe(self.handle, self.pod, self.cluster, self.nominated, self.res)
 
-    def _apply(self, idx: np.ndarray, sign: int) -> None:
-        nodes = self.cluster.nodes
-        rows = self.res.rows[idx]
-        nodes.touch(rows)
-        whole = idx.size == len(self.res)
-        starts: np.ndarray | None = None
-        counts: np.ndarray | int = sign
-        if self.res.grouped and (rows.size < 2 or bool((idx[1:] > idx[:-1]).all())):
-            # Same-row pods are adjacent and runs have distinct rows: sum each run, then one
-            # fancy-indexed add per column (exact integer sums, as np.add.at's).
-            if rows.size > 1:
-                cut = np.flatnonzero(rows[1:] != rows[:-1]) + 1
-                if cut.size + 1 < rows.size:
-                    starts = np.concatenate((np.zeros(1, dtype=np.intp), cut))
-                    counts = np.diff(np.append(starts, rows.size)) * sign
-                    rows = rows[starts]
-            targets = [(nodes.requested, col, values) for col, values in self.columns]
-            targets += [(nodes.nonzero_requested, k, values) for k, values in enumerate(self.nonzero)]
-            for array, col, values in targets:
-                v = values if whole else values[idx]  # whole: idx is 0..n-1, sorted
-                if starts is not None:
-                    v = np.add.reduceat(v, starts)
-                column = array[:, col]  # a view: indexing it by rows alone is about twice as fast
-                if sign < 0:
-                    column[rows] -= v
-                else:
-                    column[rows] += v
-            nodes.pod_count[rows] += counts
-        else:
-            for col, values in self.columns:
-                np.add.at(nodes.requested[:, col], rows, values[idx] * sign)
-            for k, values in enumerate(self.nonzero):
-                np.add.at(nodes.nonzero_requested[:, k], rows, values[idx] * sign)
-            np.add.at(nodes.pod_count, rows, sign)
-        if self.ported is not None:
-            entries = self.res.entries
-            for i in idx[self.ported[idx]].tolist():
-                e = entries[i]
-                self.cluster.ports.add(e.row, e.pod.host_ports, sign)
+    def _moves(self) -> RowAdjustment:
+        """The residents' amounts as a handle on the cache's what-if overlay, made on first use."""
+        moves = self._rows
+        if moves is None:
+            res = self.res
+            ports = None
+            if self.ported is not None:
+                entries = res.entries
+                ports = {i: entries[i].pod.host_ports for i in np.flatnonzero(self.ported).tolist()}
+            moves = self._rows = self.cluster.what_if().rows(
+                res.rows, requests=self.columns, nonzero=self.nonzero, ports=ports, grouped=res.grouped
+            )
+        return moves
 
     def remove(self, idx: np.ndarray) -> None:
-        self._apply(idx, -1)
+        self._moves().take(idx)
 
     def restore(self, idx: np.ndarray) -> None:
-        self._apply(idx, +1)
+        self._moves().give(idx)
 
 
 class CacheProbe(_Checker):
     """Dry runs through the cache's pod bookkeeping: exact for every filter, one node at a time."""
 
+    def __init__(
+        self,
+        handle: Handle,
+        pod: Pod,
+        cluster: ClusterCache,
+        nominated: NominatedPods | None,
+        res: Residents,
+    ) -> None:
+        super().__init__(handle, pod, cluster, nominated, res)
+        self._pods = cluster.what_if().pods(res.entries)
+
     def remove(self, idx: np.ndarray) -> None:
-        entries = self.res.entries
-        for i in idx.tolist():
-            self.cluster.remove_pod(entries[i].pod.uid)
+        self._pods.take(idx)
 
     def restore(self, idx: np.ndarray) -> None:
-        entries = self.res.entries
-        for i in idx.tolist():
-            e = entries[i]
-            if e.assumed:
-                self.cluster.assume(e.pod, e.node_name)
-            else:
-                self.cluster.add_pod(e.pod)
+        self._pods.give(idx)
 
 
 def _ints(values: Sequence[int] | chain[int]) -> np.ndarray:

@@ -20,8 +20,9 @@ When a row's memo is still exact:
   record counts the same (a bind confirmed, a status written), and a status may bring a start
   time. Pods are immutable, so the same object means the same numbers.
 
-A dry run bumps the versions of its rows itself (:class:`.dryrun.ArrayProbe` touches what it
-moves and puts back; the nominated pods' pass too). :meth:`ListingMemo.settle` re-takes those
+A dry run bumps the versions of its rows itself: the cache's what-if overlay, through which
+:class:`.dryrun.ArrayProbe` and the nominated pods' pass change the counts, bumps every row it
+moves and again when it puts it back. :meth:`ListingMemo.settle` re-takes those
 versions afterwards when nothing in the run attached or detached entries for good: the array probe
 moves only the row accounting, and the nominated pass's ``assume`` / ``forget`` of a nominated pod
 leaves every other entry as it was. A run through :class:`.dryrun.CacheProbe` (which re-adds the

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
+from ksched.cache.sparse import clashes
 from ksched.framework import names
 from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, FilterResult, PreFilterResult, Status
 from ksched.framework.registry import Handle
@@ -60,12 +61,10 @@ class NodePorts:
         if not pod.host_ports or not (cluster.ports or added.ports):
             return FilterResult.all_pass()
         clashing: set[int] = set()
-        added.apply_ports(cluster, +1)
-        try:
-            for wanted in pod.host_ports:
-                clashing |= cluster.ports.conflicting_rows(wanted)
-        finally:
-            added.apply_ports(cluster, -1)
+        for wanted in pod.host_ports:
+            clashing |= cluster.ports.conflicting_rows(wanted)
+            # The added pods' ports, as if counted in the index (which plugins only read).
+            clashing.update(r for r, held in added.ports if any(clashes(wanted, u) for u in held))
         rows = added.rows
         fails = np.fromiter((int(r) in clashing for r in rows), dtype=np.bool_, count=int(rows.size))
         if not fails.any():

@@ -46,6 +46,7 @@ from ksched.cache.affinity_terms import AffinityTermIndex
 from ksched.cache.labelsets import LabelSetIndex
 from ksched.cache.namespaces import NamespaceIndex
 from ksched.cache.node_table import NodeTable
+from ksched.cache.reader import ReaderAccessors
 from ksched.cache.selector_owners import SelectorOwnerIndex
 from ksched.cache.sparse import ImageIndex, PortIndex
 from ksched.cache.what_if import WhatIf
@@ -73,8 +74,9 @@ class PodEntry:
     """The pod's id in :class:`~ksched.cache.labelsets.LabelSetIndex` (set by the cache)."""
 
 
-class ClusterCache:
-    """The single source of truth for what is on each node."""
+class ClusterCache(ReaderAccessors):
+    """The single source of truth for what is on each node; a :class:`~ksched.cache.reader.ClusterReader`
+    for the built-in plugins."""
 
     def __init__(self, *, node_capacity: int = 64, check_overlays: bool | None = None) -> None:
         """``check_overlays``: compare the cache before and after every what-if overlay (costs a
@@ -103,6 +105,11 @@ class ClusterCache:
     # ------------------------------------------------------------------ queries
     def __contains__(self, uid: object) -> bool:
         return uid in self.pods
+
+    def pod(self, uid: str) -> Pod | None:
+        """The record of a pod the cache counts on some node (bound or assumed), by uid."""
+        entry = self.pods.get(uid)
+        return entry.pod if entry is not None else None
 
     def is_assumed(self, uid: str) -> bool:
         entry = self.pods.get(uid)

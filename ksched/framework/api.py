@@ -8,9 +8,11 @@
   :class:`NormalizeScorePlugin` ``normalize_score``), :class:`ReservePlugin` ``reserve`` /
   ``unreserve``, :class:`PermitPlugin` ``permit``, :class:`PreBindPlugin` ``pre_bind``,
   :class:`PostBindPlugin` ``post_bind``; and :class:`EnqueueExtensions` ``events_to_register``.
-- **What a plugin sees**: the :class:`Pod` record, a read-only :class:`ClusterView` of the node
-  columns (allocatable, requested, labels, taints, pod counts), the cycle's :class:`CycleState`,
-  and at construction a :class:`Handle` (profile name, the waiting pods).
+- **What a plugin sees**: the :class:`Pod` record, a :class:`ClusterReader` (read-only node
+  columns by name, the indexes the built-in plugins use, a what-if overlay; in-tree plugins get
+  the cache, out-of-tree ones a :class:`ClusterView` over it: the same protocol), the cycle's
+  :class:`CycleState`, and at construction a :class:`Handle` (profile name, the profile's
+  generator, the waiting pods, filters with nominated pods).
 - **What it returns**: :class:`Status` (with :class:`Code`; helpers :func:`unschedulable`,
   :func:`error`, :func:`wait`), :class:`FilterResult`, :class:`PreFilterResult`, score arrays.
 - **Requeueing**: :func:`cluster_event` builds the events that may make a pod this plugin
@@ -36,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
+from ksched.cache.reader import ClusterReader
 from ksched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -192,6 +195,7 @@ __all__ = [
     "SUCCESS",
     "WILDCARD",
     "ClusterEventSpec",
+    "ClusterReader",
     "ClusterView",
     "Code",
     "CycleState",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ksched.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ksched.cache.cluster import ClusterCache
+    from ksched.cache.reader import ClusterReader
     from ksched.framework.interface import CycleState, FilterResult, Status
     from ksched.framework.row_delta import RowDelta
     from ksched.model.pod import Pod
@@ -70,7 +70,7 @@ class RelevantPods(Protocol):
     nominated-pods pass; the others get a pass of their own with the cache itself changed.
     """
 
-    def relevance(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool] | None: ...
+    def relevance(self, pod: Pod, cluster: ClusterReader) -> Callable[[Pod], bool] | None: ...
 
 
 @runtime_checkable
@@ -84,7 +84,7 @@ class RowSubsetFilter(Protocol):
     """
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, delta: RowDelta
+        self, state: CycleState, pod: Pod, cluster: ClusterReader, delta: RowDelta
     ) -> FilterResult: ...
 
 
@@ -98,7 +98,7 @@ class RowSubsetKey(Protocol):
     accounting stay the same.
     """
 
-    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> object: ...
+    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> object: ...
 
 
 @runtime_checkable
@@ -117,7 +117,7 @@ class ExplainRow(Protocol):
     """``explain_row(pod, cluster, row)``: a sentence on why the plugin rejected ``row`` beyond
     its reason string (which resource, which taint), or None. Only ``ksched explain`` calls it."""
 
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None: ...
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None: ...
 
 
 @runtime_checkable

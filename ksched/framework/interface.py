@@ -14,7 +14,7 @@ earlier stage ruled out, are masked by the runtime, so a plugin may compute garb
   Score for this cycle, exactly like upstream.
 
 Plugins must not mutate the cluster (its arrays are read-only; what-if questions go through the
-cache's overlay, ``ClusterCache.what_if``), block, or do I/O: a cycle reads live arrays.
+cache's overlay, ``ClusterReader.what_if``), block, or do I/O: a cycle reads live arrays.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
-    from ksched.cache.cluster import ClusterCache
+    from ksched.cache.reader import ClusterReader
     from ksched.framework.result import CycleResult
     from ksched.model.pod import Pod
 
@@ -217,25 +217,25 @@ class Plugin(Protocol):
 @runtime_checkable
 class PreFilterPlugin(Plugin, Protocol):
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]: ...
 
 
 @runtime_checkable
 class FilterPlugin(Plugin, Protocol):
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult: ...
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult: ...
 
 
 @runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray
+        self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray
     ) -> Status: ...
 
 
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         """Raw scores for every row; ``feasible`` is the boolean row mask of candidate nodes."""
         ...
 
@@ -291,7 +291,7 @@ class PostFilterPlugin(Plugin, Protocol):
         self,
         state: CycleState,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         result: CycleResult,
         nominated: NominatedPods | None,
     ) -> PostFilterResult:
@@ -306,7 +306,7 @@ class QueueSortPlugin(Plugin, Protocol):
         ...
 
 
-def detail_for(plugin: object, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+def detail_for(plugin: object, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
     """Optional extra explanation a plugin can give for one rejected row (``explain_row``)."""
     fn = getattr(plugin, "explain_row", None)
     return fn(pod, cluster, row) if fn is not None else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ksched.cache.cluster import ClusterCache
+from ksched.cache.reader import ClusterReader
 from ksched.model.pod import Pod
 
 
@@ -24,7 +24,7 @@ def always(other: Pod) -> bool:
     return True
 
 
-def relevance(plugins: Sequence[object], pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool]:
+def relevance(plugins: Sequence[object], pod: Pod, cluster: ClusterReader) -> Callable[[Pod], bool]:
     """Whether counting a pod on a node (or taking it off) could change the Filter verdict of one
     of ``plugins`` (the non-row-local ones that run for ``pod``) on any node other than through
     that node's own row accounting (requests, pod count, ports).

@@ -53,6 +53,7 @@ PUBLIC = {
     "SUCCESS",
     "WILDCARD",
     "ClusterEventSpec",
+    "ClusterReader",
     "ClusterView",
     "Code",
     "CycleState",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ksched.framework import names
-from ksched.framework.registry import Handle
+from ksched.framework.api import Handle
 from ksched.model.pod import Pod
 
 NAME: Final = names.DEFAULT_BINDER

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ksched.config.types import DefaultPreemptionArgs
+from ksched.framework.api import Handle
 from ksched.framework.plugins.defaultpreemption.plugin import (
     ERR_NOT_HELPFUL,
     ERR_POLICY_NEVER,
@@ -14,7 +15,6 @@ from ksched.framework.plugins.defaultpreemption.plugin import (
     NAME,
     DefaultPreemption,
 )
-from ksched.framework.registry import Handle
 
 
 def new(args: Any, handle: Handle) -> DefaultPreemption:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache, PodEntry
-from ksched.framework.interface import Code, Status
+from ksched.cache.cluster import PodEntry
+from ksched.framework.api import ClusterReader, Code, Status
 from ksched.framework.plugins.defaultpreemption.dryrun import (
     NO_VICTIMS,
     ArrayProbe,
@@ -90,7 +90,7 @@ class Chunk:
 
 def gather(
     pod: Pod,
-    cluster: ClusterCache,
+    cluster: ClusterReader,
     rows: np.ndarray,
     index: BudgetIndex | None,
     memo: ListingMemo | None = None,

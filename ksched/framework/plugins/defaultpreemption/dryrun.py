@@ -42,8 +42,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache, PodEntry
+from ksched.cache.cluster import PodEntry
 from ksched.cache.what_if import RowAdjustment
+from ksched.framework.api import ClusterReader
 from ksched.framework.interface import Code, NominatedPods, Status
 from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
@@ -72,7 +73,7 @@ class NodeWork:
     """Why the node is not a candidate (None: it is one, with ``victims``)."""
 
 
-def request_columns(pods: Sequence[Pod], cluster: ClusterCache, width: int) -> list[tuple[int, np.ndarray]]:
+def request_columns(pods: Sequence[Pod], cluster: ClusterReader, width: int) -> list[tuple[int, np.ndarray]]:
     """The pods' requests as (column, per-pod values) for every resource column (below ``width``)
     that one of them asks for; the others are all zero and need no accounting.
 
@@ -148,7 +149,12 @@ class Probe(Protocol):
 
 class _Checker:
     def __init__(
-        self, handle: Handle, pod: Pod, cluster: ClusterCache, nominated: NominatedPods | None, res: Residents
+        self,
+        handle: Handle,
+        pod: Pod,
+        cluster: ClusterReader,
+        nominated: NominatedPods | None,
+        res: Residents,
     ) -> None:
         self.handle, self.pod, self.cluster, self.nominated, self.res = handle, pod, cluster, nominated, res
         self._last: CycleResult | None = None
@@ -181,7 +187,7 @@ class ArrayProbe(_Checker):
         self,
         handle: Handle,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         nominated: NominatedPods | None,
         res: Residents,
     ) -> None:
@@ -258,7 +264,7 @@ class CacheProbe(_Checker):
         self,
         handle: Handle,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         nominated: NominatedPods | None,
         res: Residents,
     ) -> None:

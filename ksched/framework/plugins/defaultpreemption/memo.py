@@ -11,12 +11,12 @@ them again for the rows that changed.
 When a row's memo is still exact:
 
 - The node table's ``row_version`` of the row is what it was when the memo was taken. The cache
-  bumps it on every pod attached to or detached from a node (``ClusterCache._account``: the pod
+  bumps it on every pod attached to or detached from a node (``ClusterReader._account``: the pod
   count changes, which a row-local filter reads) and on every node change or row reuse
   (``NodeTable._write`` / ``remove``); it never goes back. So the same version means the same
   :class:`~ksched.cache.cluster.PodEntry` objects on the same node name.
 - Each entry still holds the same :class:`~ksched.model.pod.Pod` object (checked by identity on
-  every read): ``ClusterCache.add_pod`` replaces ``entry.pod`` without a version bump when the new
+  every read): ``ClusterReader.add_pod`` replaces ``entry.pod`` without a version bump when the new
   record counts the same (a bind confirmed, a status written), and a status may bring a start
   time. Pods are immutable, so the same object means the same numbers.
 
@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache, PodEntry
+from ksched.cache.cluster import PodEntry
+from ksched.framework.api import ClusterReader
 from ksched.framework.plugins.defaultpreemption.dryrun import request_columns
 from ksched.framework.plugins.defaultpreemption.pick import start_times
 from ksched.model.pod import Pod
@@ -95,12 +96,12 @@ class _Fresh:
         )
 
 
-def read_nodes(cluster: ClusterCache, rows: np.ndarray) -> Listing:
+def read_nodes(cluster: ClusterReader, rows: np.ndarray) -> Listing:
     """The :class:`Listing` of the nodes at ``rows``, read from the cache."""
     return _read(cluster, rows).listing()
 
 
-def _read(cluster: ClusterCache, rows: np.ndarray) -> _Fresh:
+def _read(cluster: ClusterReader, rows: np.ndarray) -> _Fresh:
     node_at = cluster.nodes.node
     names = [node_at(r).name for r in rows.tolist()]
     entries, counts = cluster.entries_on_nodes(names)
@@ -194,7 +195,7 @@ class ListingMemo:
         """Smallest pool capacity (tests make it tiny, so that compaction runs often)."""
         self._reset(None)
 
-    def _reset(self, cluster: ClusterCache | None) -> None:
+    def _reset(self, cluster: ClusterReader | None) -> None:
         """Forget everything: another cache, or new resource columns."""
         self._cluster = cluster
         self._nodes = cluster.nodes if cluster is not None else None
@@ -230,7 +231,7 @@ class ListingMemo:
         self._count = np.concatenate((self._count, np.zeros(grow, dtype=np.intp)))
         self._names = np.concatenate((self._names, np.empty(grow, dtype=object)))
 
-    def listing(self, cluster: ClusterCache, rows: np.ndarray) -> Listing:
+    def listing(self, cluster: ClusterReader, rows: np.ndarray) -> Listing:
         """:func:`read_nodes` of ``rows`` (distinct rows of existing nodes), from the memo where
         it is exact, from the cache elsewhere (and memoized)."""
         nodes = cluster.nodes
@@ -285,7 +286,7 @@ class ListingMemo:
             self._ported[idx],
         )
 
-    def settle(self, cluster: ClusterCache, rows: np.ndarray, skip: np.ndarray) -> None:
+    def settle(self, cluster: ClusterReader, rows: np.ndarray, skip: np.ndarray) -> None:
         """After a dry run over the rows of the last :meth:`listing`: the rows' pods are what the
         memo holds, at the versions the run left them at, except at the positions ``skip`` (the
         nodes that ran through :class:`.dryrun.CacheProbe`, which re-added their pods as new

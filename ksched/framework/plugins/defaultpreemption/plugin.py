@@ -43,9 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache, PodEntry
+from ksched.cache.cluster import PodEntry
 from ksched.config.types import DefaultPreemptionArgs
 from ksched.framework import names
+from ksched.framework.api import ClusterReader
 from ksched.framework.handle import Handle
 from ksched.framework.interface import (
     SUCCESS,
@@ -184,7 +185,7 @@ class DefaultPreemption:
         self,
         state: CycleState,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         result: CycleResult,
         nominated: NominatedPods | None,
     ) -> PostFilterResult:
@@ -203,7 +204,7 @@ class DefaultPreemption:
         return PostFilterResult(nominated_node=best.node, victims=best.victims, status=SUCCESS)
 
     def find_candidates(
-        self, pod: Pod, cluster: ClusterCache, result: CycleResult, nominated: NominatedPods | None = None
+        self, pod: Pod, cluster: ClusterReader, result: CycleResult, nominated: NominatedPods | None = None
     ) -> tuple[list[Candidate], list[Status], list[str]]:
         """Upstream ``findCandidates`` + ``DryRunPreemption``: candidates (non-violating first),
         the dry-run statuses of the potential nodes that are not candidates, and dry-run errors."""
@@ -217,7 +218,7 @@ class DefaultPreemption:
         order = np.roll(potential, -offset)
         return self._dry_run(pod, cluster, nominated, order, want, budgets)
 
-    def ineligible_reason(self, pod: Pod, cluster: ClusterCache, result: CycleResult) -> str:
+    def ineligible_reason(self, pod: Pod, cluster: ClusterReader, result: CycleResult) -> str:
         """Upstream ``PodEligibleToPreemptOthers``: "" when the pod may preempt, else why not."""
         if pod.preemption_policy == PREEMPT_NEVER:
             return ERR_POLICY_NEVER
@@ -236,7 +237,7 @@ class DefaultPreemption:
 
     # ------------------------------------------------------------------ dry run
     def _works(
-        self, pod: Pod, cluster: ClusterCache, rows: np.ndarray, budgets: BudgetIndex | None
+        self, pod: Pod, cluster: ClusterReader, rows: np.ndarray, budgets: BudgetIndex | None
     ) -> tuple[list[NodeWork], Residents]:
         """One :class:`NodeWork` per row, and the table of every potential victim among them."""
         nodes = cluster.nodes
@@ -268,7 +269,7 @@ class DefaultPreemption:
     def _dry_run(
         self,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         nominated: NominatedPods | None,
         order: np.ndarray,
         want: int,
@@ -302,7 +303,7 @@ class DefaultPreemption:
     def _chunk_batched(
         self,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         nominated: NominatedPods | None,
         rows: np.ndarray,
         index: BudgetIndex | None,
@@ -323,7 +324,7 @@ class DefaultPreemption:
     def _chunk_by_node(
         self,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         nominated: NominatedPods | None,
         rows: np.ndarray,
         index: BudgetIndex | None,

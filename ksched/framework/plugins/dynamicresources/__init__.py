@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
+from ksched.framework.api import ClusterReader, Handle
 from ksched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -21,7 +21,6 @@ from ksched.framework.interface import (
     PreFilterResult,
     Status,
 )
-from ksched.framework.registry import Handle
 from ksched.framework.result import CycleResult
 from ksched.model.pod import Pod
 
@@ -34,7 +33,7 @@ class DynamicResources:
     """PreFilter skips pods without claims; the runtime then need not call it (``PodGatedPlugin``)."""
 
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         if not pod.resource_claims:
             return None, SKIP
@@ -51,7 +50,7 @@ class DynamicResources:
         self,
         state: CycleState,
         pod: Pod,
-        cluster: ClusterCache,
+        cluster: ClusterReader,
         result: CycleResult,
         nominated: NominatedPods | None,
     ) -> PostFilterResult:
@@ -60,7 +59,7 @@ class DynamicResources:
         Upstream's answer is then a nil result, which leaves the pod's nomination alone."""
         return PostFilterResult(status=Status(Code.UNSCHEDULABLE), keep_nomination=True)
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         return FilterResult.all_pass()
 
 

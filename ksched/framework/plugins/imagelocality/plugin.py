@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
-from ksched.framework.interface import MAX_NODE_SCORE, CycleState, Scores
-from ksched.framework.registry import Handle
+from ksched.framework.api import MAX_NODE_SCORE, ClusterReader, CycleState, Handle, Scores
 from ksched.model.pod import Pod
 
 NAME: Final = names.IMAGE_LOCALITY
@@ -56,7 +54,7 @@ class ImageLocality:
     name = NAME
     scores_in_range = True
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         total = len(cluster.nodes)
         n = cluster.nodes.n_rows
         sums: np.ndarray | None = None
@@ -81,6 +79,6 @@ def new(args: Any, handle: Handle) -> ImageLocality:
 
 
 if TYPE_CHECKING:
-    from ksched.framework.interface import ScorePlugin
+    from ksched.framework.api import ScorePlugin
 
     _conforms: ScorePlugin = ImageLocality()

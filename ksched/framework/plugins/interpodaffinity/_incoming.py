@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ksched.cache.cluster import ClusterCache
+from ksched.framework.api import ClusterReader
 from ksched.model.pod import Pod
 from ksched.model.pod_affinity import (
     NO_TERMS,
@@ -44,7 +44,7 @@ class Resolved:
         return self.selector is not None and self.selector.matches(labels)
 
 
-def resolve(term: PodAffinityTerm, cluster: ClusterCache, weight: int = 1) -> Resolved:
+def resolve(term: PodAffinityTerm, cluster: ClusterReader, weight: int = 1) -> Resolved:
     sel = term.namespace_selector
     if sel is None:
         namespaces: frozenset[str] | None = term.namespaces

@@ -38,15 +38,16 @@ from ksched.cache.affinity_terms import (
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
 )
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
-from ksched.framework.interface import (
+from ksched.framework.api import (
     MAX_NODE_SCORE,
     SKIP,
     SUCCESS,
+    ClusterReader,
     Code,
     CycleState,
     FilterResult,
+    Handle,
     PreFilterResult,
     Scores,
     Status,
@@ -61,7 +62,6 @@ from ksched.framework.plugins.interpodaffinity._incoming import (
     resolve,
 )
 from ksched.framework.plugins.interpodaffinity._vector import Domains, any_at_keyed_rows
-from ksched.framework.registry import Handle
 from ksched.model.pod import Pod
 from ksched.model.pod_affinity import PodAffinityTerms
 
@@ -109,7 +109,7 @@ class InterPodAffinity:
 
     # ------------------------------------------------------------------ filtering
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         if not pod.affinity and not cluster.affinity_terms.terms(REQUIRED_ANTI_AFFINITY):
             return None, SKIP  # the common case, decided without allocating anything
@@ -123,7 +123,7 @@ class InterPodAffinity:
         state.write(PRE_FILTER_STATE_KEY, self._filter_masks(pod, terms, cluster, existing))
         return None, SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         s: _Filtered | None = state.read(PRE_FILTER_STATE_KEY)
         if s is None:  # PreFilter did not run (a direct call): compute the same answer now
             terms = self._memo.get(pod)
@@ -133,7 +133,7 @@ class InterPodAffinity:
             s = self._filter_masks(pod, terms, cluster, self._existing_anti_affinity_fails(pod, cluster))
         return _filter_result(s, cluster.nodes.n_rows)
 
-    def _existing_anti_affinity_fails(self, pod: Pod, cluster: ClusterCache) -> np.ndarray | None:
+    def _existing_anti_affinity_fails(self, pod: Pod, cluster: ClusterReader) -> np.ndarray | None:
         """Rows in a domain of an existing pod whose required anti-affinity term matches ``pod``.
 
         None when no such (pod, term, node with the key) exists: upstream's empty
@@ -160,7 +160,7 @@ class InterPodAffinity:
         return fails
 
     def _filter_masks(
-        self, pod: Pod, terms: PodAffinityTerms, cluster: ClusterCache, existing: np.ndarray | None
+        self, pod: Pod, terms: PodAffinityTerms, cluster: ClusterReader, existing: np.ndarray | None
     ) -> _Filtered:
         affinity = None
         if terms.required_affinity:
@@ -172,7 +172,7 @@ class InterPodAffinity:
             anti = _anti_affinity_fails(resolved, cluster, self._domains)
         return _Filtered(affinity, anti, existing)
 
-    def relevance(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool]:
+    def relevance(self, pod: Pod, cluster: ClusterReader) -> Callable[[Pod], bool]:
         """Which pods could move this Filter's verdict for ``pod`` when counted on (or taken off) a
         node: those its required (anti-)affinity terms select (namespaces resolved as PreFilter
         does) and those with a required anti-affinity term that selects ``pod``. No other pod is
@@ -201,19 +201,19 @@ class InterPodAffinity:
 
         return relevant
 
-    def affected_by(self, pod: Pod, other: Pod, cluster: ClusterCache) -> bool:
+    def affected_by(self, pod: Pod, other: Pod, cluster: ClusterReader) -> bool:
         """One-off :meth:`relevance` (tests, callers with a single pod)."""
         return self.relevance(pod, cluster)(other)
 
     # ------------------------------------------------------------------ scoring
-    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         scores = self._topology_scores(pod, cluster)
         if isinstance(scores, Status):
             return scores
         state.write(PRE_SCORE_STATE_KEY, scores)
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         scores = state.read(PRE_SCORE_STATE_KEY)
         if scores is None:
             scores = self._topology_scores(pod, cluster)
@@ -241,7 +241,7 @@ class InterPodAffinity:
         frac *= float(MAX_NODE_SCORE)
         return frac.astype(np.int64)
 
-    def _topology_scores(self, pod: Pod, cluster: ClusterCache) -> np.ndarray | Status:
+    def _topology_scores(self, pod: Pod, cluster: ClusterReader) -> np.ndarray | Status:
         """PreScore's ``topologyScore`` summed per node; ``SKIP`` when it would be empty."""
         preferred = has_preferred(pod)
         if not preferred and (
@@ -294,7 +294,7 @@ class InterPodAffinity:
             total += self._domains.totals(nodes, key, weights)
         return total
 
-    def _existing_terms(self, cluster: ClusterCache) -> bool:
+    def _existing_terms(self, cluster: ClusterReader) -> bool:
         """Whether any existing pod carries a term that PreScore could score."""
         index = cluster.affinity_terms
         return bool(
@@ -304,7 +304,7 @@ class InterPodAffinity:
         )
 
     # ------------------------------------------------------------------ explain
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
         """Which topology keys of the pod's required terms the node lacks, when that is the reason."""
         node = cluster.nodes.nodes[row]
         if node is None:
@@ -320,7 +320,7 @@ def _always(other: Pod) -> bool:
     return True
 
 
-def _affinity_fails(terms: list[Resolved], pod: Pod, cluster: ClusterCache, domains: Domains) -> np.ndarray:
+def _affinity_fails(terms: list[Resolved], pod: Pod, cluster: ClusterReader, domains: Domains) -> np.ndarray:
     """Upstream ``satisfyPodAffinity`` negated, for every row.
 
     One existing pod must match *all* terms: the label sets matching every term are intersected,
@@ -350,7 +350,9 @@ def _affinity_fails(terms: list[Resolved], pod: Pod, cluster: ClusterCache, doma
     return ~(has_keys & pods_exist)
 
 
-def _anti_affinity_fails(terms: list[Resolved], cluster: ClusterCache, domains: Domains) -> np.ndarray | None:
+def _anti_affinity_fails(
+    terms: list[Resolved], cluster: ClusterReader, domains: Domains
+) -> np.ndarray | None:
     """Upstream ``satisfyPodAntiAffinity`` negated: a matching pod in the node's domain of any term."""
     labelsets = cluster.labelsets
     nodes = cluster.nodes
@@ -397,7 +399,7 @@ def new(args: Any, handle: Handle) -> InterPodAffinity:
 
 
 if TYPE_CHECKING:
-    from ksched.framework.interface import (
+    from ksched.framework.api import (
         FilterPlugin,
         NormalizeScorePlugin,
         PreFilterPlugin,

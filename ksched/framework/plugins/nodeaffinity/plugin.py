@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.errors import ConfigError, ObjectError
 from ksched.framework import names
-from ksched.framework.interface import (
+from ksched.framework.api import (
     SKIP,
     SUCCESS,
+    ClusterReader,
     Code,
     CycleState,
     FilterResult,
+    Handle,
     PreFilterResult,
     Scores,
     Status,
@@ -36,7 +37,6 @@ from ksched.framework.plugins.nodeaffinity._selector import (
     compile_preferred,
     compile_required,
 )
-from ksched.framework.registry import Handle
 from ksched.model.pod import Pod
 from ksched.model.selectors import NodeAffinity as NodeAffinitySpec
 from ksched.model.selectors import parse_node_affinity
@@ -50,7 +50,7 @@ PRE_SCORE_STATE_KEY: Final = f"PreScore{NAME}"
 MATCHER_STATE_KEY: Final = f"{NAME}/matcher"
 
 
-def _matcher(state: CycleState, cluster: ClusterCache) -> RowMatcher:
+def _matcher(state: CycleState, cluster: ClusterReader) -> RowMatcher:
     """The cycle's memoizing matcher (one per cycle, shared by Filter and Score)."""
     m = state.read(MATCHER_STATE_KEY)
     if m is None or m.nodes is not cluster.nodes or m.n != cluster.nodes.n_rows:
@@ -118,7 +118,7 @@ class NodeAffinity:
 
     # ------------------------------------------------------------------ filtering
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         aff = pod.node_affinity
         no_required = aff is None or aff.required is None
@@ -133,7 +133,7 @@ class NodeAffinity:
             return PreFilterResult(names_), SUCCESS
         return None, SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         m = _matcher(state, cluster)
         enforced_fail: np.ndarray | None = None
         if self._added_required is not None:
@@ -161,7 +161,7 @@ class NodeAffinity:
             return FilterResult.all_pass()
         return FilterResult.from_mask(pod_fail, ERR_REASON_POD, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
         """Which part rejected the node: the first unmatched nodeSelector label, or the affinity terms."""
         node = cluster.nodes.nodes[row]
         if node is None:
@@ -179,7 +179,7 @@ class NodeAffinity:
         return None
 
     # ------------------------------------------------------------------ scoring
-    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         preferred = pod.node_affinity.preferred if pod.node_affinity is not None else ()
         if not preferred and self._added_preferred is None:
             return SKIP
@@ -189,7 +189,7 @@ class NodeAffinity:
         state.write(PRE_SCORE_STATE_KEY, compiled)
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         compiled: CompiledPreferred | None = state.read(PRE_SCORE_STATE_KEY)
         if compiled is None:
             preferred = pod.node_affinity.preferred if pod.node_affinity is not None else ()
@@ -219,7 +219,7 @@ def new(args: Any, handle: Handle) -> NodeAffinity:
 
 
 if TYPE_CHECKING:
-    from ksched.framework.interface import (
+    from ksched.framework.api import (
         FilterPlugin,
         NormalizeScorePlugin,
         PreFilterPlugin,

@@ -6,10 +6,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
-from ksched.framework.interface import Code, CycleState, FilterResult
-from ksched.framework.registry import Handle
+from ksched.framework.api import ClusterReader, Code, CycleState, FilterResult, Handle
 from ksched.model.pod import Pod
 
 NAME: Final = names.NODE_NAME
@@ -21,7 +19,7 @@ class NodeName:
 
     name = NAME
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         if not pod.node_name:
             return FilterResult.all_pass()
         nodes = cluster.nodes

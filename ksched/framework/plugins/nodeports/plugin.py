@@ -11,11 +11,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.cache.sparse import clashes
 from ksched.framework import names
-from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, FilterResult, PreFilterResult, Status
-from ksched.framework.registry import Handle
+from ksched.framework.api import (
+    SKIP,
+    SUCCESS,
+    ClusterReader,
+    Code,
+    CycleState,
+    FilterResult,
+    Handle,
+    PreFilterResult,
+    Status,
+)
 from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 
@@ -31,14 +39,14 @@ class NodePorts:
     """PreFilter skips pods without host ports; the runtime then need not call it (``PodGatedPlugin``)."""
 
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         # pod.host_ports holds only hostPort > 0 from regular and sidecar containers (upstream GetHostPorts).
         if not pod.host_ports:
             return None, SKIP
         return None, SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         if not pod.host_ports or not cluster.ports:
             return FilterResult.all_pass()
         clashing: set[int] = set()
@@ -53,7 +61,7 @@ class NodePorts:
         return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, added: RowDelta
+        self, state: CycleState, pod: Pod, cluster: ClusterReader, added: RowDelta
     ) -> FilterResult:
         """:meth:`filter` on ``added.rows`` only, with ``added``'s pods' host ports counted there;
         ``failed`` is aligned with those rows (the nominated-pods pass; see
@@ -71,12 +79,12 @@ class NodePorts:
             return FilterResult.all_pass()
         return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE)
 
-    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> object:
+    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> object:
         """What :meth:`filter_rows` reads of the pod: nothing when it wants no host port (``False``,
         the same object for every such pod), else its host ports (shared by retries of that pod)."""
         return pod.host_ports or False
 
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
         """The first wanted host port that is taken on the node."""
         for wanted in pod.host_ports:
             if row in cluster.ports.conflicting_rows(wanted):
@@ -89,6 +97,6 @@ def new(args: Any, handle: Handle) -> NodePorts:
 
 
 if TYPE_CHECKING:
-    from ksched.framework.interface import FilterPlugin, PreFilterPlugin
+    from ksched.framework.api import FilterPlugin, PreFilterPlugin
 
     _conforms: tuple[PreFilterPlugin, FilterPlugin] = (NodePorts(), NodePorts())

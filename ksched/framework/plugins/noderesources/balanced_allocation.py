@@ -13,12 +13,10 @@ from typing import Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from ksched.framework import names
-from ksched.framework.interface import SKIP, SUCCESS, CycleState, Scores, Status
+from ksched.framework.api import SKIP, SUCCESS, ClusterReader, CycleState, Handle, Scores, Status
 from ksched.framework.plugins.noderesources.resource_pass import ResourcePass, shared_pass
-from ksched.framework.registry import Handle
 from ksched.model.pod import Pod
 
 NAME: Final = names.NODE_RESOURCES_BALANCED_ALLOCATION
@@ -41,10 +39,10 @@ class BalancedAllocation:
         self._pass = resource_pass
         self.scores_in_range = True
 
-    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         return SKIP if self._pass.cycle_spec(state, pod, cluster).best_effort else SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         res = self._pass.result(state, pod, cluster)
         if res.balanced is None:
             return 0  # best-effort pod scored without PreScore: upstream's Score returns 0 too

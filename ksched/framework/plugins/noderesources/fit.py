@@ -24,10 +24,18 @@ from typing import Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
 from ksched.framework import names
-from ksched.framework.interface import SUCCESS, CycleState, FilterResult, PreFilterResult, Scores, Status
+from ksched.framework.api import (
+    SUCCESS,
+    ClusterReader,
+    CycleState,
+    FilterResult,
+    Handle,
+    PreFilterResult,
+    Scores,
+    Status,
+)
 from ksched.framework.plugins.noderesources.resource_pass import (
     ERR_REASON_TOO_MANY_PODS,
     FitConfig,
@@ -36,7 +44,6 @@ from ksched.framework.plugins.noderesources.resource_pass import (
     shared_pass,
 )
 from ksched.framework.plugins.noderesources.scoring import STRATEGY_CODES
-from ksched.framework.registry import Handle
 from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 from ksched.model.resources import CPU
@@ -110,16 +117,16 @@ class Fit:
         self.scores_in_range = True
 
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         state.data[PRE_FILTER_STATE_KEY] = self._pass.cycle_spec(state, pod, cluster)
         return None, SUCCESS
 
-    def _spec(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PodSpec:
+    def _spec(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> PodSpec:
         spec: PodSpec | None = state.data.get(PRE_FILTER_STATE_KEY)
         return spec if spec is not None else self._pass.cycle_spec(state, pod, cluster)
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         res = self._pass.result(state, pod, cluster)
         bits = res.bits
         if bits is None or res.failing_rows == 0:
@@ -128,7 +135,7 @@ class Fit:
         return FilterResult(bits, spec.reasons, spec.codes, res.passed, res.n_passed)
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, added: RowDelta
+        self, state: CycleState, pod: Pod, cluster: ClusterReader, added: RowDelta
     ) -> FilterResult:
         """:meth:`filter` on ``added.rows`` only, with ``added``'s pods counted there; ``failed`` is
         aligned with those rows (the nominated-pods pass; see ``runtime._filter_with_nominated``)."""
@@ -138,21 +145,21 @@ class Fit:
         spec = self._spec(state, pod, cluster)
         return FilterResult(bits, spec.reasons, spec.codes)
 
-    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> object:
+    def filter_rows_key(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> object:
         """What :meth:`filter_rows` reads of the pod: its kernel inputs, one object per request
         shape and table layout, so pods of the same shape share the nominated-pods pass's answer."""
         return self._pass.cycle_spec(state, pod, cluster)
 
-    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         res = self._pass.result(state, pod, cluster)
         assert res.fit is not None  # the pass always computes the Fit score when Fit is attached
         self.scores_in_range = res.fit_in_range
         return res.fit
 
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str:
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str:
         """Per failing resource, e.g. ``cpu: requested 2500m, free 1000m of 4000m``."""
         nodes = cluster.nodes
         spec = self._pass.spec(pod, cluster)

@@ -22,8 +22,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import kernels, names
+from ksched.framework.api import ClusterReader
 from ksched.framework.interface import BestRows, Code, CycleState
 from ksched.framework.kernels import (
     MAX_FILTER_RESOURCES,
@@ -124,7 +124,7 @@ class ResourcePass:
         self._specs.clear()
 
     # ------------------------------------------------------------------ pod specs
-    def spec(self, pod: Pod, cluster: ClusterCache) -> PodSpec:
+    def spec(self, pod: Pod, cluster: ClusterReader) -> PodSpec:
         """The pod's kernel inputs; cached by request shape and the cluster's column layout."""
         width = cluster.nodes.allocatable.shape[1]
         key = (
@@ -142,11 +142,11 @@ class ResourcePass:
             self._specs[key] = spec
         return spec
 
-    def _column(self, cluster: ClusterCache, name: str, width: int) -> int:
+    def _column(self, cluster: ClusterReader, name: str, width: int) -> int:
         col = cluster.resources.get(name)
         return -1 if col is None or col >= width else col
 
-    def _build(self, pod: Pod, cluster: ClusterCache, width: int) -> PodSpec:
+    def _build(self, pod: Pod, cluster: ClusterReader, width: int) -> PodSpec:
         """The kernel's inputs for pods of ``pod``'s request shape: what Fit checks, what it
         scores, what BalancedAllocation weighs."""
         fcols, fpod, fnames, reasons, codes = self._fit_columns(pod, cluster, width)
@@ -179,7 +179,7 @@ class ResourcePass:
         )
 
     def _fit_columns(
-        self, pod: Pod, cluster: ClusterCache, width: int
+        self, pod: Pod, cluster: ClusterReader, width: int
     ) -> tuple[list[int], list[int], list[str], list[str], list[Code]]:
         """(columns, requests, names, reasons, codes) of the resources Fit's filter checks."""
         requests = pod.requests
@@ -218,7 +218,7 @@ class ResourcePass:
         return fcols, fpod, fnames, reasons, codes
 
     def _score_columns(
-        self, pod: Pod, cluster: ClusterCache, width: int
+        self, pod: Pod, cluster: ClusterReader, width: int
     ) -> tuple[list[int], list[int], list[int], list[int]]:
         """(columns, sources, requests, weights) of the resources Fit's score weighs."""
         requests = pod.requests
@@ -245,7 +245,7 @@ class ResourcePass:
         return scols, ssrc, spod, sw
 
     def _balanced_columns(
-        self, pod: Pod, cluster: ClusterCache, width: int
+        self, pod: Pod, cluster: ClusterReader, width: int
     ) -> tuple[list[int], list[int], bool]:
         """(columns, requests, best effort) of BalancedAllocation's resources; best effort: the
         pod requests none of them."""
@@ -268,7 +268,7 @@ class ResourcePass:
             bcols.append(col), bpod.append(value)
         return bcols, bpod, best_effort
 
-    def cycle_spec(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> PodSpec:
+    def cycle_spec(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> PodSpec:
         """:meth:`spec`, looked up once per cycle: Fit's PreFilter, BalancedAllocation's PreScore
         and the sweep all need it, and building the cache key is most of a lookup's cost."""
         spec: PodSpec | None = state.data.get(SPEC_STATE_KEY)
@@ -278,7 +278,7 @@ class ResourcePass:
         return spec
 
     # ------------------------------------------------------------------ the sweep
-    def result(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FusedPass:
+    def result(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FusedPass:
         """This cycle's results, running the fused kernel on first use.
 
         The kernel also returns the pass mask (handed to the runtime as ``FilterResult.passed``)
@@ -323,7 +323,7 @@ class ResourcePass:
         return memo
 
     def bits_on_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache, added: RowDelta
+        self, state: CycleState, pod: Pod, cluster: ClusterReader, added: RowDelta
     ) -> np.ndarray | None:
         """Fit's failure bits on ``added.rows`` only (aligned with them), with ``added``'s pods
         counted there, never memoized: the nominated-pods pass (``runtime._filter_with_nominated``).

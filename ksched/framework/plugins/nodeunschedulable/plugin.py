@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
-from ksched.framework.interface import Code, CycleState, FilterResult
-from ksched.framework.registry import Handle
+from ksched.framework.api import ClusterReader, Code, CycleState, FilterResult, Handle
 from ksched.model.pod import Pod
 from ksched.model.selectors import Taint
 
@@ -21,7 +19,7 @@ class NodeUnschedulable:
 
     name = NAME
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         nodes = cluster.nodes
         if nodes.unschedulable_count == 0:
             return FilterResult.all_pass()

@@ -22,17 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.cache.node_selector import RowMatcher, compile_required
 from ksched.cache.node_table import HARD_TAINT_EFFECTS
 from ksched.framework import kernels
+from ksched.framework.api import ClusterReader
 from ksched.framework.plugins.podtopologyspread.constraints import LABEL_HOSTNAME, Constraint
 from ksched.model.pod import Pod
 from ksched.model.selectors import LabelSelector
 
 
 def node_counts(
-    cluster: ClusterCache, namespace: frozenset[str], selector: LabelSelector | None
+    cluster: ClusterReader, namespace: frozenset[str], selector: LabelSelector | None
 ) -> np.ndarray:
     """Pods in ``namespace`` matching ``selector`` per node row (not terminating), ``int64[n_rows]``.
 
@@ -48,7 +48,9 @@ class Inclusion:
     """The rows each constraint counts, per cycle: valid, every topology key present, and the
     node inclusion policies (``nodeAffinityPolicy`` / ``nodeTaintsPolicy``) where Honor."""
 
-    def __init__(self, cluster: ClusterCache, pod: Pod, constraints: Sequence[Constraint], require_all: bool):
+    def __init__(
+        self, cluster: ClusterReader, pod: Pod, constraints: Sequence[Constraint], require_all: bool
+    ):
         nodes = cluster.nodes
         self.n = nodes.n_rows
         self.cluster = cluster
@@ -113,7 +115,7 @@ class HardConstraintState:
 
 
 def hard_state(
-    cluster: ClusterCache, pod: Pod, constraints: Sequence[Constraint], namespace: frozenset[str]
+    cluster: ClusterReader, pod: Pod, constraints: Sequence[Constraint], namespace: frozenset[str]
 ) -> list[HardConstraintState]:
     """Upstream ``calPreFilterState`` for every constraint."""
     nodes = cluster.nodes
@@ -149,7 +151,7 @@ def filter_bits(states: Sequence[HardConstraintState], n: int) -> np.ndarray:
 
 
 def soft_scores(
-    cluster: ClusterCache,
+    cluster: ClusterReader,
     pod: Pod,
     constraints: Sequence[Constraint],
     namespace: frozenset[str],

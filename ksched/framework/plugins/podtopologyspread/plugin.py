@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.errors import ConfigError, ObjectError
 from ksched.framework import names
-from ksched.framework.interface import (
+from ksched.framework.api import (
     SKIP,
     SUCCESS,
+    ClusterReader,
     Code,
     CycleState,
     FilterResult,
+    Handle,
     PreFilterResult,
     Scores,
     Status,
@@ -49,7 +50,6 @@ from ksched.framework.plugins.podtopologyspread.constraints import (
     parse_pod_constraints,
     with_selector,
 )
-from ksched.framework.registry import Handle
 from ksched.model.pod import Pod
 
 NAME: Final = names.POD_TOPOLOGY_SPREAD
@@ -100,7 +100,7 @@ class PodTopologySpread:
             raise hit[1]
         return hit[1]
 
-    def _defaults(self, pod: Pod, cluster: ClusterCache, hard: bool) -> tuple[Constraint, ...]:
+    def _defaults(self, pod: Pod, cluster: ClusterReader, hard: bool) -> tuple[Constraint, ...]:
         """Upstream ``buildDefaultConstraints``: the defaults with the pod's default selector, if any."""
         defaults = self._default_hard if hard else self._default_soft
         if not defaults:
@@ -110,7 +110,7 @@ class PodTopologySpread:
             return ()
         return with_selector(defaults, selector, pod.labels)
 
-    def constraints(self, pod: Pod, cluster: ClusterCache, *, hard: bool) -> tuple[Constraint, ...]:
+    def constraints(self, pod: Pod, cluster: ClusterReader, *, hard: bool) -> tuple[Constraint, ...]:
         """The DoNotSchedule (``hard``) or ScheduleAnyway constraints that apply to ``pod``."""
         if pod.topology_spread_constraints:
             own = self._own(pod)
@@ -127,7 +127,7 @@ class PodTopologySpread:
 
     # ------------------------------------------------------------------ filtering
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         try:
             constraints = self.constraints(pod, cluster, hard=True)
@@ -141,7 +141,7 @@ class PodTopologySpread:
         return None, SUCCESS
 
     def _hard_states(
-        self, state: CycleState | None, pod: Pod, cluster: ClusterCache
+        self, state: CycleState | None, pod: Pod, cluster: ClusterReader
     ) -> list[counting.HardConstraintState]:
         states = state.read(PRE_FILTER_STATE_KEY) if state is not None else None
         if states is None:
@@ -151,7 +151,7 @@ class PodTopologySpread:
             )
         return states  # type: ignore[no-any-return]
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         states = self._hard_states(state, pod, cluster)
         if not states:
             return FilterResult.all_pass()
@@ -160,7 +160,7 @@ class PodTopologySpread:
             return FilterResult.all_pass()
         return FilterResult(bits, _REASONS, _CODES)
 
-    def relevance(self, pod: Pod, cluster: ClusterCache) -> Callable[[Pod], bool] | None:
+    def relevance(self, pod: Pod, cluster: ClusterReader) -> Callable[[Pod], bool] | None:
         """Which pods could move this Filter's verdict for ``pod`` when counted on (or taken off) a
         node: only pods in ``pod``'s namespace that a DoNotSchedule constraint's selector matches
         are counted (the domains and eligible nodes come from nodes alone), so the nominated pods
@@ -185,12 +185,12 @@ class PodTopologySpread:
 
         return relevant
 
-    def affected_by(self, pod: Pod, other: Pod, cluster: ClusterCache) -> bool:
+    def affected_by(self, pod: Pod, other: Pod, cluster: ClusterReader) -> bool:
         """One-off :meth:`relevance` (tests, callers with a single pod)."""
         check = self.relevance(pod, cluster)
         return check is not None and check(other)
 
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
         """Which constraint rejected the node, with the counts behind the skew."""
         try:
             states = self._hard_states(None, pod, cluster)
@@ -214,7 +214,7 @@ class PodTopologySpread:
         return None
 
     # ------------------------------------------------------------------ scoring
-    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         try:
             constraints = self.constraints(pod, cluster, hard=False)
         except ObjectError as exc:
@@ -225,7 +225,7 @@ class PodTopologySpread:
         state.write(PRE_SCORE_STATE_KEY, (constraints, require_all))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         prepared = state.read(PRE_SCORE_STATE_KEY)
         if prepared is None:
             constraints = self.constraints(pod, cluster, hard=False)
@@ -276,7 +276,7 @@ def new(args: Any, handle: Handle) -> PodTopologySpread:
 
 
 if TYPE_CHECKING:
-    from ksched.framework.interface import (
+    from ksched.framework.api import (
         FilterPlugin,
         NormalizeScorePlugin,
         PreFilterPlugin,

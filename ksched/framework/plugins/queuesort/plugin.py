@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from ksched.framework import names
-from ksched.framework.registry import Handle
+from ksched.framework.api import Handle
 
 NAME: Final = names.PRIORITY_SORT
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ksched.framework import names
-from ksched.framework.interface import SUCCESS, Code, Status
-from ksched.framework.registry import Handle
+from ksched.framework.api import SUCCESS, Code, Handle, Status
 from ksched.model.pod import Pod
 
 NAME: Final = names.SCHEDULING_GATES

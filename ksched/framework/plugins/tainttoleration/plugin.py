@@ -14,12 +14,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ksched.cache.cluster import ClusterCache
 from ksched.cache.node_table import HARD_TAINT_EFFECTS
 from ksched.framework import names
-from ksched.framework.interface import SUCCESS, Code, CycleState, FilterResult, Scores, Status
+from ksched.framework.api import (
+    SUCCESS,
+    ClusterReader,
+    Code,
+    CycleState,
+    FilterResult,
+    Handle,
+    Scores,
+    Status,
+)
 from ksched.framework.normalize import default_normalize_score
-from ksched.framework.registry import Handle
 from ksched.model.pod import Pod
 from ksched.model.selectors import Taint, Toleration
 
@@ -30,7 +37,7 @@ PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
 PRE_SCORE_STATE_KEY: Final = f"PreScore{NAME}"
 
 
-def _tolerated_bits(cluster: ClusterCache, tolerations: Sequence[Toleration]) -> np.ndarray:
+def _tolerated_bits(cluster: ClusterReader, tolerations: Sequence[Toleration]) -> np.ndarray:
     """Bitset of interned taints that at least one of ``tolerations`` tolerates."""
 
     def tolerated(taint: Taint) -> bool:
@@ -90,7 +97,7 @@ class TaintToleration:
     def __init__(self) -> None:
         self._masks: _ClusterMasks | None = None
 
-    def _cluster_masks(self, cluster: ClusterCache) -> _ClusterMasks:
+    def _cluster_masks(self, cluster: ClusterReader) -> _ClusterMasks:
         nodes = cluster.nodes
         masks = self._masks
         if masks is None or masks.nodes is not nodes or masks.generation != nodes.generation:
@@ -98,7 +105,7 @@ class TaintToleration:
         return masks
 
     def _tolerated(
-        self, masks: _ClusterMasks, cluster: ClusterCache, tolerations: tuple[Toleration, ...]
+        self, masks: _ClusterMasks, cluster: ClusterReader, tolerations: tuple[Toleration, ...]
     ) -> np.ndarray:
         found = masks.tolerated.get(tolerations)
         if found is None:
@@ -107,7 +114,7 @@ class TaintToleration:
             found = masks.tolerated[tolerations] = _tolerated_bits(cluster, tolerations)
         return found
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         masks = self._cluster_masks(cluster)
         if not masks.hard_any:
             return FilterResult.all_pass()
@@ -118,7 +125,7 @@ class TaintToleration:
         fails = np.any(nodes.taint_bits[: nodes.n_rows] & untolerated, axis=1)
         return FilterResult.from_mask(fails, ERR_REASON_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
-    def explain_row(self, pod: Pod, cluster: ClusterCache, row: int) -> str | None:
+    def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
         """The first untolerated hard taint in the node's spec order (what releases before 1.35 printed)."""
         node = cluster.nodes.nodes[row]
         if node is None:
@@ -128,13 +135,13 @@ class TaintToleration:
                 return f"untolerated taint {{{taint.key}: {taint.value}}}"
         return None
 
-    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         """Keep the tolerations that can matter for PreferNoSchedule taints; never skips, as upstream."""
         tolerations = pod.tolerations
         state.data[PRE_SCORE_STATE_KEY] = prefer_no_schedule_tolerations(tolerations) if tolerations else ()
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterCache, feasible: np.ndarray) -> Scores:
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Scores:
         tolerations = state.read(PRE_SCORE_STATE_KEY)
         if tolerations is None:
             tolerations = prefer_no_schedule_tolerations(pod.tolerations)
@@ -156,7 +163,7 @@ def new(args: Any, handle: Handle) -> TaintToleration:
 
 
 if TYPE_CHECKING:
-    from ksched.framework.interface import FilterPlugin, NormalizeScorePlugin, PreScorePlugin, ScorePlugin
+    from ksched.framework.api import FilterPlugin, NormalizeScorePlugin, PreScorePlugin, ScorePlugin
 
     _conforms: tuple[FilterPlugin, PreScorePlugin, ScorePlugin, NormalizeScorePlugin] = (
         TaintToleration(),

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
-from ksched.framework.interface import SKIP, Code, CycleState, FilterResult, PreFilterResult, Status
-from ksched.framework.registry import Handle
+from ksched.framework.api import (
+    SKIP,
+    ClusterReader,
+    Code,
+    CycleState,
+    FilterResult,
+    Handle,
+    PreFilterResult,
+    Status,
+)
 from ksched.model.pod import Pod
 
 UNSUPPORTED: Final = "ksched does not evaluate PersistentVolumeClaims yet: pod uses claim(s) [{claims}]"
@@ -29,13 +36,13 @@ class VolumePlugin:
         self.name = name
 
     def pre_filter(
-        self, state: CycleState, pod: Pod, cluster: ClusterCache
+        self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
         if not pod.volume_claims:
             return None, SKIP
         return None, Status(Code.ERROR, (UNSUPPORTED.format(claims=" ".join(pod.volume_claims)),))
 
-    def filter(self, state: CycleState, pod: Pod, cluster: ClusterCache) -> FilterResult:
+    def filter(self, state: CycleState, pod: Pod, cluster: ClusterReader) -> FilterResult:
         return FilterResult.all_pass()
 
 

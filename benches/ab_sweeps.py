@@ -59,8 +59,8 @@ def _targets(fast: ModuleType, cluster: ClusterCache) -> dict[str, Callable[[], 
     reduced, default = reduced_framework(), default_framework()
     return {
         "kernel": lambda: fast.fused_pass(*args),
-        "cycle-reduced": lambda: reduced.run(pod, cluster),
-        "cycle-default": lambda: default.run(pod, cluster),
+        "cycle-reduced": lambda: reduced.schedule_pod(pod, cluster),
+        "cycle-default": lambda: default.schedule_pod(pod, cluster),
     }
 
 

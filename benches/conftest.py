@@ -32,4 +32,5 @@ def pytest_benchmark_update_machine_info(config: Any, machine_info: dict[str, An
         "cython": Cython.__version__,
         "compiled_kernels": kernels.compiled() is not None,
         "cython_debug": os.environ.get("KSCHED_CYTHON_DEBUG") == "1",
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }

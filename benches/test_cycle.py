@@ -1,6 +1,6 @@
 """One scheduling cycle at 5,000 nodes: compiled vs numpy vs a plain Python loop.
 
-Two profiles, both run through ``Framework.run``:
+Two profiles, both run through ``Framework.schedule_pod``:
 
 - ``default``: the real default profile, ``build_profiles(default_config())`` (every default plugin:
   TaintToleration, NodeAffinity, NodePorts, ImageLocality, the volume and pending stand-ins, ...).
@@ -110,7 +110,7 @@ def test_cycle(benchmark: Any, path: str, cluster: ClusterCache, framework: Fram
     fast = kernels.compiled()
     benchmark.extra_info["simd"] = fast.simd_level() if path == "compiled" and fast is not None else "none"
     benchmark.extra_info["plugins"] = sorted(framework.plugins) or "reduced"
-    result = benchmark(framework.run, pod, cluster)
+    result = benchmark(framework.schedule_pod, pod, cluster)
     assert result.status.ok
     assert (
         result.selected_node == python_cycle(pod, cluster)[0]

@@ -2,7 +2,7 @@
 
 - ``call-*``: one call of the plugin's hot method through its :class:`GuardedPlugin` (the read-only
   view, the result checks, timing), on a 5,000-node cluster: the plugin's own per-cycle cost.
-- ``cycle-default`` / ``cycle-with-examples``: a whole ``Framework.run`` with the default profile,
+- ``cycle-default`` / ``cycle-with-examples``: a whole ``Framework.schedule_pod`` with the default profile,
   and with the example config (default plugins + NodeCost + SystemReserve + Gang): the difference
   is what the three plugins add to a cycle. Gang's Permit runs after the cycle (binding cycle) and
   is measured on its own (``call-gang-permit``: a pod without the gang label, and a member that
@@ -101,5 +101,5 @@ def test_call_gang_permit(benchmark: Any, frameworks: Any, member: bool) -> None
 @pytest.mark.parametrize("profile", ["default", "examples"], ids=["cycle-default", "cycle-with-examples"])
 def test_cycle(benchmark: Any, cluster: ClusterCache, frameworks: Any, profile: str) -> None:
     fw = frameworks[profile]
-    result = benchmark(fw.run, POD, cluster)
+    result = benchmark(fw.schedule_pod, POD, cluster)
     assert result.selected_node is not None

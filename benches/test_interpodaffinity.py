@@ -117,7 +117,7 @@ def test_cycle_default_profile(benchmark: Any, path: str, workload: tuple[str, C
     fw: Framework = build_profiles(default_config(), seed=SEED)["default-scheduler"]
     benchmark.group = f"interpodaffinity-{name}-5000-nodes"
     benchmark.extra_info["path"] = path
-    result = benchmark(fw.run, pod, cache)
+    result = benchmark(fw.schedule_pod, pod, cache)
     assert result.status.ok, result.status
     if name == "anti":
         assert result.feasible_count == N_NODES * 3 // 4

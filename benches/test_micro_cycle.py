@@ -139,7 +139,7 @@ def test_cycle(benchmark: Any, path: str, n_nodes: int, plugin_set: str) -> None
     pod = incoming(pod_kind)
     benchmark.group = f"cycle-{n_nodes}"
     benchmark.extra_info.update(path=path, plugin_set=plugin_set, nodes=n_nodes)
-    result = benchmark(framework.run, pod, cluster)
+    result = benchmark(framework.schedule_pod, pod, cluster)
     assert result.status.ok, result.message()
 
 

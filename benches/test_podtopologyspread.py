@@ -3,7 +3,7 @@
 The cluster (seeded): 5,000 nodes in 3 zones, each with its own ``kubernetes.io/hostname``, and
 10,000 existing pods of a few workloads (``app`` = web / api / db / batch) spread at random. The
 incoming pod is a ``web`` pod with two topology spread constraints (zone maxSkew 1, hostname maxSkew 1).
-Three cycles are measured through ``Framework.run`` with the real default profile
+Three cycles are measured through ``Framework.schedule_pod`` with the real default profile
 (``build_profiles(default_config())``: every default plugin, PodTopologySpread included):
 
 - ``hard``: both constraints DoNotSchedule (PreFilter + Filter do the spreading work);
@@ -98,7 +98,7 @@ def test_cycle_default_profile(benchmark: Any, cluster: ClusterCache, path: str,
     result = fw.schedule_pod(pod, cluster)
     assert result.selected_node is not None
     benchmark.extra_info.update(nodes=N_NODES, existing_pods=N_PODS, path=path, case=case)
-    benchmark(fw.run, pod, cluster)
+    benchmark(fw.schedule_pod, pod, cluster)
 
 
 def test_plugin_prefilter_filter(benchmark: Any, cluster: ClusterCache, path: str) -> None:

@@ -1,8 +1,10 @@
 """``ksched run``: wire a scheduler process together and run it until told to stop.
 
-Two threads (DESIGN.md §1): the I/O thread runs one asyncio loop carrying every API request
-(informers, bindings, events, status patches, the Lease) plus the metrics/health server; the main
-thread runs the scheduling loop, the only writer of the cache and the queue.
+Two threads and a child process (DESIGN.md §1): the I/O thread runs one asyncio loop carrying every
+API request (informers, events, status patches, the Lease) plus the metrics/health server; the main
+thread runs the scheduling loop, the only writer of the cache and the queue; the bind worker
+(:mod:`ksched.kube.bind_worker`, ``--bind-worker``) posts the bindings from a child process, or the
+I/O loop does when it is off.
 
 Shutdown (SIGTERM or SIGINT): stop popping pods, let in-flight bindings finish (bounded wait),
 release the Lease, stop the I/O thread, exit 0. Losing the Lease stops scheduling at once and

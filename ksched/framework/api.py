@@ -24,7 +24,7 @@ with a per-row failure bitset; ``score`` returns one number per row. Arrays are 
 
 A plugin **must not**: write into the arrays it is given (they are read-only views of the live
 cache: every other pod's decision reads them); block or sleep (one thread schedules every pod:
-a plugin that takes 10 ms makes the scheduler 300 times slower); do I/O in PreFilter, Filter,
+every millisecond a plugin takes is added to every pod's cycle); do I/O in PreFilter, Filter,
 PreScore, Score or NormalizeScore (cache what you need when you are built, or refresh it from a
 thread of your own and swap a reference); keep arrays across calls (the table is reallocated as it
 grows). Exceptions and malformed results are caught, reported on the pod as a ``SchedulerError``

@@ -1,9 +1,9 @@
 """A child process that posts bindings, so that their HTTP work runs beside the scheduler's GIL.
 
 Why a process: the scheduler is one Python process, and everything it does holds one interpreter
-lock. Profiles of the 5,000-node benchmarks (``py-spy --gil``) put a binding's HTTP round trip
-through aiohttp (building the request, the transport, parsing the answer, the task around it) at
-about a third of all the time the lock is held, more than the scheduling cycle itself. A binding
+lock. A binding's HTTP round trip through aiohttp (building the request, the transport, parsing
+the answer, the task around it) holds that lock longer than the scheduling cycle that chose the
+node (``py-spy --gil`` on ``ksched bench`` shows the split, see ``docs/profiling.md``). A binding
 needs nothing of the scheduler's state but four strings, and its answer is one status, so it moves
 to a process of its own: the scheduler keeps a pipe write and a line parse per binding, and the
 child does the HTTP on another core.

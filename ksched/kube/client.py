@@ -227,9 +227,9 @@ class ApiClient:
     def _url(self, path: str) -> URL | str:
         """The request URL, built without parsing when ``path`` is plain.
 
-        ``yarl.URL(str)`` parses, normalizes and percent-encodes the whole URL (about 10 µs, every
-        request: each binding has its own path); joining the server's parsed URL with an
-        already-valid path costs a fifth of that. Anything else (characters to encode, ``%``,
+        ``yarl.URL(str)`` parses, normalizes and percent-encodes the whole URL, on every request
+        (each binding has its own path); joining the server's parsed URL with an already-valid path
+        skips that work. Anything else (characters to encode, ``%``,
         dot segments, a query) takes the parsing route so the result is the same URL either way.
         """
         if self._fast_urls and _PLAIN_PATH.fullmatch(path) and "/." not in path:

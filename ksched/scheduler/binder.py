@@ -172,9 +172,9 @@ class ApiOutbox:
 
         HTTP/1.1 carries one request per connection, so binds beyond the pool size wait inside
         aiohttp anyway, after it has built the whole request, armed its timeout and queued a
-        waiter; waiting here instead, on a semaphore, costs far less (about 7% of a bind's CPU when
-        binds pile up). A pool without limit (``max_connections <= 0``) caps nothing, and neither
-        does this client's pool when a bind worker posts the bindings with its own.
+        waiter; waiting here instead, on a semaphore, costs far less when binds pile up. A pool
+        without limit (``max_connections <= 0``) caps nothing, and neither does this client's pool
+        when a bind worker posts the bindings with its own.
         """
         pool = self.client.settings.max_connections
         limit = self.settings.max_binds_in_flight

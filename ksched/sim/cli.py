@@ -131,8 +131,8 @@ def _server_gc() -> Iterator[None]:
     """Keep the cyclic collector off the server's big, long-lived heap while serving.
 
     Stored objects and their history are JSON dicts that never form cycles and live until replaced,
-    so they pile up in the oldest generation, and CPython's automatic full collections kept
-    rescanning them: ~30% of the server's CPU during a 5,000-node bench. So the process's startup
+    so they pile up in the oldest generation, where CPython's automatic full collections would rescan
+    them again and again, a large share of the server's CPU under load. So the process's startup
     heap (modules, the nodes from ``--nodes``) is frozen, automatic full collections are switched off
     and :func:`_full_gc_every` runs one every :data:`FULL_GC_INTERVAL_S` instead, which still frees
     old cycles (closed connections, finished watches) in bounded time. Only the serving process does

@@ -138,7 +138,7 @@ class Fit:
         self, state: CycleState, pod: Pod, cluster: ClusterReader, added: RowDelta
     ) -> FilterResult:
         """:meth:`filter` on ``added.rows`` only, with ``added``'s pods counted there; ``failed`` is
-        aligned with those rows (the nominated-pods pass; see ``runtime._filter_with_nominated``)."""
+        aligned with those rows (the nominated-pods pass; see ``framework.nominated_pass``)."""
         bits = self._pass.bits_on_rows(state, pod, cluster, added)
         if bits is None or not bits.any():
             return FilterResult.all_pass()

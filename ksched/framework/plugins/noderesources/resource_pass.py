@@ -326,7 +326,7 @@ class ResourcePass:
         self, state: CycleState, pod: Pod, cluster: ClusterReader, added: RowDelta
     ) -> np.ndarray | None:
         """Fit's failure bits on ``added.rows`` only (aligned with them), with ``added``'s pods
-        counted there, never memoized: the nominated-pods pass (``runtime._filter_with_nominated``).
+        counted there, never memoized: the nominated-pods pass (``framework.nominated_pass``).
         The same kernel as :meth:`result`, on copies of those rows; None when the pod checks no
         resource."""
         spec = self.cycle_spec(state, pod, cluster)

@@ -51,8 +51,13 @@ def resolve(path: str) -> Factory:
 class Registry:
     """Name -> factory, in-tree entries first; out-of-tree plugins can be added by name."""
 
-    def __init__(self, extra: Mapping[str, Factory] | None = None) -> None:
-        self._paths = dict(IN_TREE_FACTORIES)
+    def __init__(
+        self, extra: Mapping[str, Factory] | None = None, *, in_tree: Mapping[str, str] | None = None
+    ) -> None:
+        """``extra``: out-of-tree factories by name (guarded). ``in_tree``: more built-in plugins by
+        name and ``module:factory`` path, trusted like those of :data:`IN_TREE_FACTORIES` (a
+        distribution that builds ksched with plugins of its own, and the tests)."""
+        self._paths = {**IN_TREE_FACTORIES, **(in_tree or {})}
         self._factories: dict[str, Factory] = dict(extra or {})
 
     def __contains__(self, name: object) -> bool:

@@ -31,6 +31,7 @@ from aiohttp import web
 from ksched.cache.cluster import ClusterCache
 from ksched.config.types import SchedulerConfiguration
 from ksched.errors import InputError
+from ksched.framework.handle import HandleServices
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.kube.bind_worker import BindWorker
@@ -50,8 +51,10 @@ from ksched.scheduler.binder import ApiOutbox
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
+from ksched.scheduler.reporting import Reporter
 from ksched.server import Health, build_app, start_server, tls_context
 
 log = logging.getLogger(__name__)
@@ -160,16 +163,12 @@ def run(options: RunOptions) -> int:
     config, registry = load_with_plugins(options.config_path, options.plugins)
     ssl_context = _tls(options)
     metrics = Metrics()
-    profiles = build_profiles(
-        config, registry=registry, seed=options.seed, recorder=FrameworkMetrics(metrics)
-    )
     if registry.out_of_tree:
         log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
     leader_elect = (
         config.leader_election.leader_elect if options.leader_elect is None else options.leader_elect
     )
     cache = ClusterCache()
-    queue = queue_for(config, profiles, clock=time.monotonic, metrics=metrics)
     inbox = Inbox()
     kubeconfig = options.kubeconfig or config.client_connection.kubeconfig or None
     connection = load_connection(kubeconfig)
@@ -185,6 +184,15 @@ def run(options: RunOptions) -> int:
         instance = socket.gethostname()
         informers = _informers(client, inbox)
         health = Health(leader_election=leader_elect, leading=not leader_elect)
+        reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
+        services = HandleServices(
+            events=reporter, client=PluginApiClient(io, client, leading=lambda: health.leading)
+        )
+        recorder = FrameworkMetrics(metrics)
+        profiles = build_profiles(
+            config, registry=registry, seed=options.seed, recorder=recorder, services=services
+        )
+        queue = queue_for(config, profiles, clock=time.monotonic, metrics=metrics)
 
         def synced() -> None:
             if not health.synced:
@@ -202,6 +210,7 @@ def run(options: RunOptions) -> int:
             inbox=inbox,
             metrics=metrics,
             instance=instance,
+            reporter=reporter,
             leading=not leader_elect,
             # Upstream waits for every informer before the first cycle: a pod scheduled before
             # the Services or PDBs are known would miss default spreading or preemption rules.

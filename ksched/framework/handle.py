@@ -35,9 +35,12 @@ if TYPE_CHECKING:
 
 
 class EventRecorder(Protocol):
-    """Events about a pod, written like the scheduler's own (rate limited, never blocking)."""
+    """Where Events go (the scheduler's reporter: rate limited, best effort, never blocking);
+    ``controller`` is the profile's scheduler name, as on the scheduler's own events."""
 
-    def event(self, pod: Pod, event_type: str, reason: str, action: str, note: str) -> None: ...
+    def event(
+        self, pod: Pod, controller: str, event_type: str, reason: str, action: str, note: str
+    ) -> None: ...
 
 
 class ApiClient(Protocol):
@@ -156,12 +159,16 @@ class Handle:
         return self.framework.filter_position(plugin)
 
     # ------------------------------------------------------------------ services
-    @property
-    def events(self) -> EventRecorder | None:
-        return self.services.events
+    def record_event(self, pod: Pod, event_type: str, reason: str, action: str, note: str) -> None:
+        """An Event about ``pod`` from this profile (upstream ``EventRecorder().Eventf``); dropped
+        where nothing may be written (``ksched explain``, tests without a scheduler)."""
+        events = self.services.events
+        if events is not None:
+            events.event(pod, self.profile, event_type, reason, action, note)
 
     @property
     def client(self) -> ApiClient | None:
+        """The API client for binding-cycle plugins (None where nothing may be written)."""
         return self.services.client
 
     # ------------------------------------------------------------------ waiting pods

@@ -7,8 +7,8 @@ or its timeout passes (``rejected due to timeout after waiting <t> at plugin <p>
 
 ``allow`` and ``reject`` may be called from any thread (a plugin's Permit on the scheduling thread,
 or a controller thread of the plugin's own). They only record the decision, under a lock, and call
-the ``notify`` hook the scheduler installs, which puts a wake-up in its inbox; the scheduling
-thread then finishes the binding or the failure. So nothing here touches the cache.
+the ``notify`` callback the scheduler gives with each waiting pod, which puts a wake-up in its
+inbox; the scheduling thread then finishes the binding or the failure. So nothing here touches the cache.
 """
 
 from __future__ import annotations
@@ -89,17 +89,20 @@ class WaitingPods:
     def __init__(self) -> None:
         self._pods: dict[str, WaitingPod] = {}
         self._lock = threading.Lock()
-        self.notify: Callable[[str], None] = _no_notify
-        """Called with a pod's uid once a decision was made; set by the scheduler."""
 
-    def add(self, pod: Pod, node: str, timeouts: Mapping[str, float]) -> WaitingPod:
-        wp = WaitingPod(pod, node, timeouts, self._decided)
+    def add(
+        self,
+        pod: Pod,
+        node: str,
+        timeouts: Mapping[str, float],
+        notify: Callable[[str], None] | None = None,
+    ) -> WaitingPod:
+        """Hold ``pod`` on ``node`` until every plugin of ``timeouts`` allows it; ``notify`` is
+        called with its uid once it is decided (the scheduler's wake-up; from any thread)."""
+        wp = WaitingPod(pod, node, timeouts, notify if notify is not None else _no_notify)
         with self._lock:
             self._pods[pod.uid] = wp
         return wp
-
-    def _decided(self, uid: str) -> None:
-        self.notify(uid)
 
     def get(self, uid: str) -> WaitingPod | None:
         with self._lock:
@@ -128,4 +131,4 @@ class WaitingPods:
 
 
 def _no_notify(uid: str) -> None:
-    """Until a scheduler installs its hook, decisions are only recorded (explain, unit tests)."""
+    """Without a scheduler to wake, decisions are only recorded (explain, unit tests)."""

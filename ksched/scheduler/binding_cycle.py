@@ -99,8 +99,6 @@ class BindingCycle:
         self._deadlines: list[tuple[float, str, str]] = []
         self.waiting_uids: set[str] = set()
         """Pods held at Permit (the loop checks this set, cheaply, after informer events)."""
-        for fw in profiles.values():
-            fw.waiting_pods.notify = self._notify
 
     def _notify(self, uid: str) -> None:
         self._inbox.put(PermitDecided(uid))
@@ -131,7 +129,7 @@ class BindingCycle:
             self._bind(entry)
             return
         entry.waiting_since = self._clock()
-        fw.waiting_pods.add(pod, node, waits)
+        fw.waiting_pods.add(pod, node, waits, self._notify)
         self.waiting_uids.add(pod.uid)
         for name, timeout in waits.items():
             heapq.heappush(self._deadlines, (entry.waiting_since + timeout, pod.uid, name))

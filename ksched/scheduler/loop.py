@@ -94,6 +94,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         instance: str = "ksched",
+        reporter: Reporter | None = None,
         leading: bool = True,
         required_kinds: frozenset[str] = frozenset({"nodes", "pods"}),
         on_synced: Callable[[], None] | None = None,
@@ -105,7 +106,10 @@ class Scheduler:
         self.queue = queue
         self.profiles = profiles
         self.outbox = outbox
-        self.reporter = Reporter(outbox, wall_clock=wall_clock, instance=instance)
+        self.reporter = (
+            reporter if reporter is not None else Reporter(outbox, wall_clock=wall_clock, instance=instance)
+        )
+        """Events and PodScheduled patches; the runner shares it with the profiles' Handles."""
         self.inbox = inbox if inbox is not None else Inbox()
         self.metrics = metrics
         self._attempts = _AttemptMetrics(metrics) if metrics is not None else None

@@ -12,7 +12,7 @@ Terms are parsed when the pod enters the cache (:func:`parse_pod_affinity_terms`
 a category that fails to parse contributes nothing, as upstream's ``PodInfo`` leaves it nil), and
 the result is memoized by (namespace, canonical JSON of the affinity): every pod of a workload,
 and every update of one pod (each bind confirmation re-adds it), carries the same terms, and
-parsing them cost 30-50 us a time, a tenth of the scheduling thread in the pod-affinity benchmark.
+parsing them on every update would be a large share of the scheduling thread's time.
 Pods on a node that is not in the table (row -1) keep their terms but count on no row.
 
 Every mutator is called only from the scheduling thread.

@@ -173,8 +173,8 @@ class LabelSetIndex:
     def counts(self, set_ids: Iterable[int], *, exclude_terminating: bool = False) -> np.ndarray:
         """Pods of the given sets per node row, ``int64[n_rows]``; optionally without terminating ones.
 
-        Summed in int32 (no per-node count comes near 2**31; same-dtype adds are ~4x faster than
-        int32 into int64) and widened once at the end.
+        Summed in int32 (no per-node count comes near 2**31, and same-dtype adds are much cheaper
+        than int32 into int64) and widened once at the end.
         """
         n = self._nodes.n_rows
         out = np.zeros(n, dtype=np.int32)

@@ -7,7 +7,7 @@ so that the room is not taken by a lower-priority pod meanwhile. The cycle itsel
 without them; :class:`NominatedPass` adds the other one, on the rows that still pass.
 
 While preemptors wait for their victims to go, every cycle of every lower-priority pod sees the same
-few nominations on the same few rows, and those rows rarely change: the measured pods land
+few nominations on the same few rows, and those rows rarely change: the other pods land
 elsewhere. So the pass remembers, across cycles:
 
 - the nominated pods per row for a priority (until the nominations or the nodes change), summed

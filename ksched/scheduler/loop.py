@@ -66,7 +66,7 @@ before it pops the next pod. Binding runs apart from the scheduling thread (the 
 worker), so a slow or throttling API server would otherwise let the loop assume the whole queue:
 every pending pod holding a reservation on a node for as long as its binding waits, and placed
 against state that ages meanwhile. The cap stays large enough that the outbox still sends
-bindings in batches at benchmark rates; a much smaller one costs throughput."""
+bindings in batches when many pods bind at once; a much smaller one costs throughput."""
 BIND_PLUGIN = "DefaultBinder"
 
 
@@ -77,6 +77,8 @@ class Binding:
     pinfo: QueuedPodInfo
     node: str
     started: float
+    posted: float = 0.0
+    """``perf_counter()`` when the binding went to the outbox: the Bind extension point's start."""
 
 
 class Scheduler:
@@ -281,7 +283,7 @@ class Scheduler:
 
     def _post_binding(self, pinfo: QueuedPodInfo, node: str, started: float) -> None:
         """Hand the binding of an assumed pod to the outbox; it is in flight until its BindDone."""
-        self.binding[pinfo.pod.uid] = Binding(pinfo, node, started)
+        self.binding[pinfo.pod.uid] = Binding(pinfo, node, started, time.perf_counter())
         self.outbox.bind(pinfo.pod, node)
 
     def _housekeeping(self, now: float) -> None:
@@ -345,8 +347,11 @@ class Scheduler:
         binding = self.binding.pop(uid, None)
         if binding is None:
             return
-        self.binding_cycle.bind_done(done)  # PostBind or Unreserve, for profiles that have them
         profile = done.pod.scheduler_name
+        fw = self.profiles.get(profile)
+        if fw is not None:
+            fw.observe_bind("Success" if done.error is None else "Error", binding.posted)
+        self.binding_cycle.bind_done(done)  # PostBind or Unreserve, for profiles that have them
         if done.error is None:
             self.scheduled_count += 1
             self.queue.done(uid)

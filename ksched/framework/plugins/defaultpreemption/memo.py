@@ -1,10 +1,10 @@
 """Every pod of a set of nodes as arrays, and a memo of them per node row across PostFilter calls.
 
-Why: a batched dry run (:func:`.batch.gather`) reads the pods of ``numCandidates`` nodes (500 of
-5,000, about 2,000 pods) and turns each into numbers: priority, start time, its place in the
-node's importance order (the uid breaks ties, so mostly a string sort), requests, non-zero
-requests, host ports. That is a dozen passes over Python objects scattered in memory, most of a
-PostFilter call. Those numbers depend only on the node's pods, and between two preemptions most
+Why: a batched dry run (:func:`.batch.gather`) reads the pods of ``numCandidates`` nodes (a tenth of
+the cluster by default, often thousands of pods) and turns each into numbers: priority, start time,
+its place in the node's importance order (the uid breaks ties, so mostly a string sort), requests,
+non-zero requests, host ports. That is a dozen passes over Python objects scattered in memory, most
+of a PostFilter call. Those numbers depend only on the node's pods, and between two preemptions most
 nodes keep the same pods; so :class:`ListingMemo` keeps them per node row, and a call only reads
 them again for the rows that changed.
 

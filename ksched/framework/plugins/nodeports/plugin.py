@@ -65,7 +65,7 @@ class NodePorts:
     ) -> FilterResult:
         """:meth:`filter` on ``added.rows`` only, with ``added``'s pods' host ports counted there;
         ``failed`` is aligned with those rows (the nominated-pods pass; see
-        ``runtime._filter_with_nominated``)."""
+        ``ksched.framework.nominated_pass``)."""
         if not pod.host_ports or not (cluster.ports or added.ports):
             return FilterResult.all_pass()
         clashing: set[int] = set()

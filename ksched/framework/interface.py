@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ksched.framework.best_rows import BestRows
+
 if TYPE_CHECKING:
     from ksched.cache.reader import ClusterReader
     from ksched.framework.result import CycleResult
@@ -156,30 +158,6 @@ class FilterResult:
 
 
 _ALL_PASS = FilterResult(None)
-
-
-@dataclass(frozen=True, slots=True)
-class BestRows:
-    """Where the maximum of a weighted sum of score arrays lies among the rows of ``rows``.
-
-    A plugin that computes score arrays in the same sweep as a filter (the fused resource pass)
-    can find this for almost nothing and leave it in :attr:`CycleState.best_rows`. The runtime
-    uses it instead of summing and scanning only when it provably describes the cycle's final
-    choice: the feasible mask *is* ``rows`` (the filter's ``passed`` mask, unchanged since), and
-    the score plugins' array outputs are exactly ``arrays`` (identity) with ``weights``; every
-    other plugin scored a plain int.
-
-    ``best`` is ``sum(w * a[row])`` at its maximum (int64), ``ties`` how many rows reach it, the
-    first and last of which are ``first`` and ``last`` (rows in order).
-    """
-
-    arrays: tuple[np.ndarray, ...]
-    weights: tuple[int, ...]
-    rows: np.ndarray
-    best: int
-    ties: int
-    first: int
-    last: int
 
 
 @dataclass(slots=True)

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework import kernels, names
-from ksched.framework.interface import BestRows, Code, CycleState, FilterResult, NominatedPods
+from ksched.framework import names
+from ksched.framework.best_rows import BestRows, without_rows
+from ksched.framework.interface import Code, CycleState, FilterResult, NominatedPods
 from ksched.framework.relevance import always, never, relevance
 from ksched.framework.result import CycleResult
 from ksched.framework.row_delta import RowDelta
@@ -437,24 +438,10 @@ def _merge_first_pass(
 def _drop(
     feasible: np.ndarray, rows: np.ndarray, hint: BestRows | None, merge: Callable[[], None] | None
 ) -> Narrowed:
-    """``feasible`` without ``rows``, and ``hint`` for what is left.
-
-    A dropped row that scored below the best changes nothing; one that tied for it is one tie
-    fewer, unless it was the first or the last tie (then the full sum and scan decide). Without
-    this every cycle on a cluster with nominations would sum and scan all rows again.
-    """
-    tied = 0
-    if hint is None:
-        out, _ = kernels.drop_rows(feasible, rows, (), (), 0, -1, -1)
-    else:
-        h = hint
-        out, tied = kernels.drop_rows(feasible, rows, h.arrays, h.weights, h.best, h.first, h.last)
+    """``feasible`` without ``rows``, with ``hint`` kept true for what is left (:mod:`.best_rows`)."""
+    out, kept = without_rows(feasible, rows, hint)
     if out is None:  # every such row had failed already; at most its reasons change
         return Narrowed(feasible, False, hint, merge)
-    kept = None
-    if hint is not None and 0 <= tied < hint.ties:
-        # The constructor, not ``dataclasses.replace``: this runs on every cycle with nominations.
-        kept = BestRows(hint.arrays, hint.weights, out, hint.best, hint.ties - tied, hint.first, hint.last)
     return Narrowed(out, True, kept, merge)
 
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from ksched.framework import kernels, names
 from ksched.framework.api import ClusterReader
-from ksched.framework.interface import BestRows, Code, CycleState
+from ksched.framework.best_rows import BestRows
+from ksched.framework.interface import Code, CycleState
 from ksched.framework.kernels import (
     MAX_FILTER_RESOURCES,
     REQUESTED_TO_CAPACITY_RATIO,

@@ -34,6 +34,7 @@ from ksched.errors import InputError
 from ksched.framework.handle import HandleServices
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
+from ksched.framework.view import ClusterView
 from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import Connection, load_connection
@@ -186,7 +187,9 @@ def run(options: RunOptions) -> int:
         health = Health(leader_election=leader_elect, leading=not leader_elect)
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(
-            events=reporter, client=PluginApiClient(io, client, leading=lambda: health.leading)
+            events=reporter,
+            client=PluginApiClient(io, client, leading=lambda: health.leading),
+            snapshot=ClusterView(cache),
         )
         recorder = FrameworkMetrics(metrics)
         profiles = build_profiles(

@@ -11,8 +11,9 @@ cycle on and raise :class:`HandleNotReady` if a factory calls them during constr
   are row-local, their order) comes from here too, and nothing else of the framework.
 - **The profile's random generator** (:attr:`Handle.rng`): upstream draws preemption's start
   offset and the tie-break from one source; sharing it keeps seeded runs reproducible.
-- **Waiting pods** (Permit), **the event recorder** and **the API client** for binding-cycle
-  plugins (:class:`HandleServices`; None where nothing may be written, as in ``ksched explain``).
+- **Waiting pods** (Permit), **the event recorder**, **the API client** for binding-cycle
+  plugins and **a read-only snapshot** of the scheduler's cache (:class:`HandleServices`; None
+  where nothing may be written or no scheduler runs, as in ``ksched explain``).
 - ``shared``: objects the plugins of one package share within a profile (one fused resource pass).
 """
 
@@ -29,6 +30,7 @@ from ksched.framework.waiting import WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
     from ksched.cache.cluster import ClusterCache
+    from ksched.cache.reader import ClusterReader
     from ksched.framework.interface import FilterPlugin, NominatedPods
     from ksched.framework.result import CycleResult
     from ksched.model.pod import Pod
@@ -59,6 +61,8 @@ class HandleServices:
 
     events: EventRecorder | None = None
     client: ApiClient | None = None
+    snapshot: ClusterReader | None = None
+    """The scheduler's cache, read-only (a :class:`~ksched.framework.view.ClusterView`)."""
 
 
 class FilterRunner(Protocol):
@@ -165,6 +169,13 @@ class Handle:
         events = self.services.events
         if events is not None:
             events.event(pod, self.profile, event_type, reason, action, note)
+
+    @property
+    def snapshot(self) -> ClusterReader | None:
+        """The cluster as the scheduling thread sees it, read-only (upstream
+        ``SnapshotSharedLister``), for points that are not handed the cluster (Reserve, Permit,
+        PreBind, PostBind, queueing hints). None where the profile runs on no scheduler."""
+        return self.services.snapshot
 
     @property
     def client(self) -> ApiClient | None:

@@ -60,3 +60,15 @@ def test_events_go_to_the_scheduler_reporter_with_the_profile_name() -> None:
     )
     Handle("quiet").record_event(object(), "Normal", "Prebound", "Binding", "dropped")  # type: ignore[arg-type]
     assert seen == [("gpu-scheduler", "Normal", "Prebound", "Binding", "claims ready")]
+
+
+def test_the_snapshot_is_the_cache_read_only() -> None:
+    from ksched.framework.view import ClusterView
+    from tests.builders import cluster_of, make_node
+
+    cache = cluster_of([make_node("n1", cpu="4")])
+    handle = Handle("p", services=HandleServices(snapshot=ClusterView(cache)))
+    assert handle.snapshot is not None and handle.snapshot.row_of("n1") == 0
+    with pytest.raises(ValueError, match="read-only"):
+        handle.snapshot.allocatable("cpu")[0] = 1
+    assert Handle("explain").snapshot is None

@@ -330,15 +330,22 @@ class FrameworkMetrics:
     """The profiles' :class:`~ksched.framework.runtime.FrameworkRecorder`: extension-point and
     plugin durations, and out-of-tree plugin failures, with children looked up once per label set."""
 
-    __slots__ = ("_errors", "_plugins", "_points")
+    __slots__ = ("_errors", "_plugins", "_point_children", "_points")
 
     def __init__(self, metrics: Metrics) -> None:
         self._points = metrics.framework_extension_point_duration
+        self._point_children: dict[tuple[str, str, str], CycleHistogramChild] = {}
         self._plugins = metrics.plugin_execution_duration
         self._errors = Children(metrics.plugin_errors)
 
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
-        self._points.labels(point, status, profile).observe(seconds)
+        # Several times per cycle: the child's observe is inlined here.
+        key = (point, status, profile)
+        child = self._point_children.get(key)
+        if child is None:
+            child = self._point_children[key] = self._points.labels(*key)
+        child.counts[bisect_left(child.bounds, seconds)] += 1
+        child.sum += seconds
 
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self._plugins.labels(plugin, point, status).observe(seconds)

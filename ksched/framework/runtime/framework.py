@@ -152,7 +152,9 @@ class Framework:
         nominated_row = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
         if nominated_row is not None and fit.feasible[nominated_row] and not explain:
             return _selected(result, nominated_row, cluster)  # the nominated node, if it fits, wins
-        sampled_rows = self._sample_rows(fit, result.num_all_nodes)
+        sampled_rows = self.percentage_of_nodes_to_score is not None and self._sample_rows(
+            fit, result.num_all_nodes
+        )
         if fit.count == 1 and not explain:
             return _selected(result, int(np.flatnonzero(fit.feasible)[0]), cluster)
         return self._prioritize_and_select(pod, cluster, plan, state, fit, result, sampled_rows, explain)
@@ -244,7 +246,7 @@ class Framework:
         """PreScore, Score (+ NormalizeScore and weights) and selectHost over ``fit``'s rows."""
         feasible = fit.feasible
         status = run_pre_score(plan.pre_score, state, pod, cluster, feasible, self.timer)
-        if not status.ok:
+        if status is not SUCCESS:
             result.status = status
             return result
         scores = run_score(plan.scorers, state, pod, cluster, feasible, result, self.timer, explain=explain)

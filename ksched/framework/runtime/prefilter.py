@@ -41,18 +41,21 @@ def run_pre_filter(
     """The rows Filter starts from (``valid`` itself when nothing narrowed them), or None when
     PreFilter decided the cycle: ``result.status`` then says why (an error, or a rejection also
     kept as ``result.prefilter_rejection``)."""
-    started = timer.now()
+    recording = timer.recording
+    started = time.perf_counter() if recording else 0.0
     status, allowed, allowing = _call_all(plugins, state, pod, cluster, timer)
     if status is None and allowed is not None and not allowed:
         status = _empty_intersection(allowing)
     if status is not None:
-        timer.point("PreFilter", status.code.label, started)
+        if recording:
+            timer.point("PreFilter", status.code.label, started)
         result.status = status
         if status.code != Code.ERROR:
             result.prefilter_rejection = status
             result.feasible = np.zeros(valid.shape[0], dtype=np.bool_)
         return None
-    timer.point("PreFilter", "Success", started)
+    if recording:
+        timer.point("PreFilter", "Success", started)
     if allowed is None:
         return valid
     return _narrow(valid, allowed, allowing, cluster, result)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework.hooks import scores_in_range
 from ksched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -59,7 +58,8 @@ def run_pre_score(
     timer: CycleTimer,
 ) -> Status:
     """SUCCESS, or the status that ends the cycle (an error). Skip removes the plugin's Score."""
-    started = timer.now()
+    recording = timer.recording
+    started = time.perf_counter() if recording else 0.0
     sampled = timer.sampled
     for plugin in plugins:
         try:
@@ -81,7 +81,8 @@ def run_pre_score(
         elif not status.ok:
             timer.point("PreScore", status.code.label, started)
             return status.with_plugin(plugin.name)
-    timer.point("PreScore", "Success", started)
+    if recording:
+        timer.point("PreScore", "Success", started)
     return SUCCESS
 
 
@@ -98,16 +99,23 @@ def run_score(
 ) -> WeightedScores | None:
     """Every Score plugin not skipped, normalized and range-checked; None on an error (then in
     ``result.status``). With ``explain`` each plugin's normalized scores go to ``result.scores``."""
-    started = timer.now()
+    recording = timer.recording
+    started = time.perf_counter() if recording else 0.0
     out = WeightedScores()
     skip = state.skip_score
+    sampled = timer.sampled
     for plugin, name, weight, norm in scorers:
         if name in skip:
             continue
-        t0 = time.perf_counter() if timer.sampled else 0.0
+        t0 = time.perf_counter() if sampled else 0.0
         try:
-            scores = _scores_of(plugin, norm, state, pod, cluster, feasible, timer)
-            bad = None if scores_in_range(plugin) else _out_of_range(scores, feasible)
+            if sampled:
+                scores = _scores_of(plugin, norm, state, pod, cluster, feasible, timer)
+            else:
+                raw = plugin.score(state, pod, cluster, feasible)
+                scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
+            # ScoresInRange (ksched.framework.hooks), read after each call: a plugin may set it per cycle.
+            bad = None if getattr(plugin, "scores_in_range", False) else _out_of_range(scores, feasible)
         except Exception as exc:
             if timer.sampled:
                 timer.plugin(name, "Score", "Error", t0)
@@ -130,7 +138,8 @@ def run_score(
             out.weights.append(weight)
         else:
             out.const += int(scores) * weight
-    timer.point("Score", "Success", started)
+    if recording:
+        timer.point("Score", "Success", started)
     return out
 
 

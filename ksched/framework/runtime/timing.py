@@ -40,18 +40,16 @@ class CycleTimer:
     benchmarks of the framework alone pay nothing.
     """
 
-    __slots__ = ("_cycles", "_profile", "_recorder", "sampled")
+    __slots__ = ("_cycles", "_profile", "_recorder", "recording", "sampled")
 
     def __init__(self, recorder: FrameworkRecorder | None, profile: str) -> None:
         self._recorder = recorder
         self._profile = profile
         self._cycles = 0
+        self.recording = recorder is not None
+        """Whether anything is recorded: the runners read it before taking a time."""
         self.sampled = False
         """Whether the current cycle times its plugin calls (read by the runners' loops)."""
-
-    @property
-    def recording(self) -> bool:
-        return self._recorder is not None
 
     def start_cycle(self) -> None:
         """Decide whether the cycle now starting is one whose plugin calls are timed."""
@@ -61,6 +59,7 @@ class CycleTimer:
         self.sampled = self._cycles % SAMPLE_EVERY == 0
 
     def now(self) -> float:
+        """The start of a runner's call (0.0 when nothing is recorded: the caller may skip it)."""
         return time.perf_counter() if self._recorder is not None else 0.0
 
     def point(self, point: str, status: str, started: float) -> None:

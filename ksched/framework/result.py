@@ -52,10 +52,6 @@ class CycleResult:
     scores: list[PluginScores] = field(default_factory=list)
     state: CycleState | None = None
     """The cycle's state, handed on to the Reserve / Permit / PreBind / PostBind plugins."""
-    plugin_timings: list[tuple[str, str, str, float]] | None = None
-    """On a sampled cycle: (plugin, extension point, status label, seconds) of every built-in
-    plugin call, for ``scheduler_plugin_execution_duration_seconds`` (out-of-tree plugins time
-    themselves, see :mod:`ksched.framework.guards`)."""
     _total: Scores | None = None
     _parts: tuple[list[np.ndarray], list[int], int, int] | None = None
 

@@ -26,14 +26,7 @@ def run_reserve(
     plugins: Sequence[ReservePlugin], state: CycleState, pod: Pod, node: str, timer: CycleTimer
 ) -> Status:
     """Reserve on every plugin in order; the first failure ends it (the caller unreserves)."""
-    started = timer.now()
-    status = SUCCESS
-    for plugin in plugins:
-        status = _status_of("Reserve", plugin, state, timer, lambda p=plugin: p.reserve(state, pod, node))
-        if not status.ok:
-            break
-    timer.point("Reserve", status.code.label, started)
-    return status
+    return _until_failure("Reserve", plugins, state, timer, lambda p: p.reserve(state, pod, node))
 
 
 def run_unreserve(
@@ -73,14 +66,7 @@ def run_pre_bind(
     plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node: str, timer: CycleTimer
 ) -> Status:
     """PreBind on every plugin in order; the first failure ends it (the caller unreserves)."""
-    started = timer.now()
-    status = SUCCESS
-    for plugin in plugins:
-        status = _status_of("PreBind", plugin, state, timer, lambda p=plugin: p.pre_bind(state, pod, node))
-        if not status.ok:
-            break
-    timer.point("PreBind", status.code.label, started)
-    return status
+    return _until_failure("PreBind", plugins, state, timer, lambda p: p.pre_bind(state, pod, node))
 
 
 def run_post_bind(
@@ -94,6 +80,20 @@ def run_post_bind(
         except Exception:
             log.exception("PostBind plugin %s failed on %s", plugin.name, pod.key)
     timer.point("PostBind", "Success", started)
+
+
+def _until_failure(
+    point: str, plugins: Sequence[Any], state: CycleState, timer: CycleTimer, call: Callable[[Any], object]
+) -> Status:
+    """``call`` on every plugin in order until one does not succeed; that status, or SUCCESS."""
+    started = timer.now()
+    status = SUCCESS
+    for plugin in plugins:
+        status = _status_of(point, plugin, state, timer, lambda p=plugin: call(p))
+        if not status.ok:
+            break
+    timer.point(point, status.code.label, started)
+    return status
 
 
 def _permit(plugin: PermitPlugin, state: CycleState, pod: Pod, node: str) -> tuple[Status, float]:

@@ -77,7 +77,7 @@ cdef i64 balanced_score_row(const i64* alloc, const i64* req, const i64* cols, c
 
 cdef Py_ssize_t select_best_rows(const i64* total, const u8* feasible, Py_ssize_t n, double u) noexcept nogil
 
-# The default shape's vector sweeps: AVX-512 or AVX2 by run-time dispatch, used by fused_pass; the header
+# The default shape's vector sweep: AVX2 by run-time dispatch, used by fused_pass; the header
 # documents why its results equal the scalar loop's exactly and which values it leaves to the
 # scalar loop (every row value of both resources in [0, 2^46); the pod's requests too, Fit
 # weights in [1, 2^20], score weights in [0, 2^31)).
@@ -99,7 +99,3 @@ cdef extern from "simd_sweep.h" nogil:
                                  Py_ssize_t rr, const i64* pz, const i64* pal, const i64* pco,
                                  const u8* valid, const ks_two_pod* pod, u64* bits, i64* fs, i64* bs,
                                  u8* passed, i64* n_fail, ks_best* best)
-    Py_ssize_t ks_sweep_two_avx512(Py_ssize_t row, Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr,
-                                   Py_ssize_t rr, const i64* pz, const i64* pal, const i64* pco,
-                                   const u8* valid, const ks_two_pod* pod, u64* bits, i64* fs, i64* bs,
-                                   u8* passed, i64* n_fail, ks_best* best)

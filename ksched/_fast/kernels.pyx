@@ -21,7 +21,7 @@ cnp.import_array()
 # loop every other shape takes), "none" (_sweep_two, unrolled by hand, no vector instructions),
 # and the vector sweeps of simd_sweep.h. The best the CPU runs is asked once and used;
 # ``set_simd`` picks another, so that tests and benches can run the same input through each.
-SWEEPS = ("generic", "none", "avx2", "avx512")
+SWEEPS = ("generic", "none", "avx2")
 SIMD_LEVELS = SWEEPS[1:]
 cdef int _simd_max = ks_simd_level()  # index into SIMD_LEVELS
 cdef int _simd_use = _simd_max  # index into SIMD_LEVELS; -1: "generic"
@@ -478,9 +478,9 @@ cdef void _sweep_two_pass(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64*
                           const i64* spod, const i64* sw, const i64* bpod, i64 wf, i64 wb, u64* bits, i64* fs,
                           i64* bs, u8* passed, Py_ssize_t* n_fail, bint* fit_ok, bint* bal_ok,
                           ks_best* best) noexcept nogil:
-    """``_sweep_two`` and ``_pass_best`` for ``fused_pass``, through the AVX-512 or AVX2 sweep of
-    ``simd_sweep.h`` when the CPU has it and the pod's values allow it; a block of rows (eight or
-    four) whose values leave the exactly-computable range, and the last rows short of a block,
+    """``_sweep_two`` and ``_pass_best`` for ``fused_pass``, through the AVX2 sweep of
+    ``simd_sweep.h`` when the CPU has it and the pod's values allow it; a block of four rows whose
+    values leave the exactly-computable range, and the last rows short of a block,
     run the scalar loops, and every row does when the vector path is off (``set_simd``) or
     unavailable."""
     cdef ks_two_pod pod
@@ -490,18 +490,14 @@ cdef void _sweep_two_pass(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64*
     cdef i64 fails = 0
     cdef bint seg_fit = True, seg_bal = True, f_ok = True, b_ok = True
     cdef int level = _simd_use
-    cdef Py_ssize_t block = 8 if level == 2 else 4
+    cdef Py_ssize_t block = 4
     if level == 0 or not ks_two_pod_fits(&pod):
         _sweep_two(n, pa, ra, pr, rr, pz, pal, pco, fpod, spod, sw, bpod, bits, fs, bs, n_fail, fit_ok, bal_ok)
         _pass_best(0, n, valid, bits, fs, wf, bs, wb, passed, best)
         return
     while row < n:
-        if level == 2:
-            row = ks_sweep_two_avx512(row, n, pa, ra, pr, rr, pz, pal, pco, valid, &pod, bits, fs, bs, passed,
-                                      &fails, best)
-        else:
-            row = ks_sweep_two_avx2(row, n, pa, ra, pr, rr, pz, pal, pco, valid, &pod, bits, fs, bs, passed,
-                                    &fails, best)
+        row = ks_sweep_two_avx2(row, n, pa, ra, pr, rr, pz, pal, pco, valid, &pod, bits, fs, bs, passed,
+                                &fails, best)
         if row >= n:
             break
         end = min(row + block, n)
@@ -641,7 +637,7 @@ def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf
     0, ``ties`` 0 and ``first == last == -1`` when no row passes).
 
     The default profile's shape (cpu and memory, LeastAllocated, both parts) runs through
-    ``_sweep_two_pass``: the AVX-512 or AVX2 sweep of ``simd_sweep.h`` when the CPU has one, else
+    ``_sweep_two_pass``: the AVX2 sweep of ``simd_sweep.h`` when the CPU has it, else
     the hand-unrolled scalar loop, with results identical to the generic loop's (``sweeps``,
     ``set_simd``).
     """
@@ -813,8 +809,7 @@ def select_best(const i64[::1] total, const u8[::1] feasible, double u):
 
 
 def simd_levels():
-    """The vector levels this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``,
-    ``"avx512"``."""
+    """The vector levels this CPU runs, from ``SIMD_LEVELS``: ``("none",)``, then ``"avx2"``."""
     return SIMD_LEVELS[: _simd_max + 1]
 
 

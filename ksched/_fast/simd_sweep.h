@@ -1,5 +1,5 @@
-/* The default-shape fused sweep (kernels.pyx: _sweep_two + _pass_best) with AVX-512 (eight rows at a
- * time) or AVX2 (four rows at a time).
+/* The default-shape fused sweep (kernels.pyx: _sweep_two + _pass_best) with AVX2 (four rows at a
+ * time).
  *
  * Shape: the pod requests cpu and memory (node-table columns 0 and 1); NodeResourcesFit filters on
  * both and scores them LeastAllocated from the non-zero requests; BalancedAllocation uses both; the
@@ -8,7 +8,7 @@
  * (tests/property/test_kernels_simd.py) compare both with the numpy references.
  *
  * Dispatch: ks_simd_level() asks the CPU (and OS) at run time (__builtin_cpu_supports), and only
- * the functions marked KS_AVX512 / KS_AVX2 are compiled for those instruction sets (target
+ * the functions marked KS_AVX2 are compiled for that instruction set (target
  * attributes), so the extension builds with the baseline x86-64 flags and runs on any machine;
  * elsewhere (no AVX2, not x86-64, not GCC/Clang) only the scalar loop runs.
  *
@@ -20,8 +20,8 @@
  *    caller, which runs the scalar loop on it. The pod's requests are in [0, 2^46), its Fit weights
  *    in [1, 2^20] and the score weights wf, wb in [0, 2^31), checked once (ks_two_pod_fits), else
  *    the caller runs the scalar loop on every row. So no integer sum below wraps, and every integer
- *    converted to double is below 2^52 and converts exactly (AVX-512 DQ converts directly; AVX2
- *    has no int64 <-> double conversion and uses the 2^52 bit trick, exact in that range).
+ *    converted to double is below 2^52 and converts exactly (AVX2 has no int64 <-> double
+ *    conversion and uses the 2^52 bit trick, exact in that range).
  *  - LeastAllocated, s = (a - r) * 100 / a (r = nz + pod, truncating; 0 if r > a; a resource with
  *    a = 0 drops out). With 0 <= r <= a < 2^46, N = (a - r) * 100 < 100 * 2^46 < 2^53, so N and a
  *    are exact doubles and the true quotient t = N / a lies in [0, 100]; N >= 0, so truncation is
@@ -37,9 +37,9 @@
  *  - BalancedAllocation is the same IEEE operations on the same (exactly converted) doubles in the
  *    same order: (req + pod) / a, capped at 1.0, |f0 - f1| / 2 (here * 0.5: the same real number,
  *    so the same rounding), 0 unless both a != 0, then (int64)((1.0 - std) * 100.0), which lies in
- *    [50, 100]. The AVX-512 target implies FMA, so the compiler may contract a multiply and an
- *    add; the only such pair is the weighted mean's numerator s0 * w0 + s1 * w1, whose products
- *    and sum are integers below 2^53, exact either way (no other product feeds an addition).
+ *    [50, 100]. Were the compiler to contract a multiply and an add (FMA), the only such pair is
+ *    the weighted mean's numerator s0 * w0 + s1 * w1, whose products and sum are integers below
+ *    2^53, exact either way (no other product feeds an addition).
  *  - Scores are then in [0, 100], so wf * fit + wb * balanced < 2^39 is a plain 32x32 -> 64-bit
  *    product sum (vpmuludq) with no wrap, equal to the scalar loop's wrapping one.
  *
@@ -117,14 +117,9 @@ static inline int ks_two_pod_fits(const ks_two_pod* p) {
 #include <immintrin.h>
 #define KS_AVX2 __attribute__((target("avx2")))
 
-#define KS_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
-
-/* The best vector sweep the CPU (and OS) runs: 2 AVX-512 (F, DQ, VL, BW), 1 AVX2, 0 none. */
+/* The best vector sweep the CPU (and OS) runs: 1 AVX2, 0 none. */
 static inline int ks_simd_level(void) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-            && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-        return 2;
     return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
@@ -274,132 +269,6 @@ KS_AVX2 static inline ptrdiff_t ks_sweep_two_avx2(
     return row;
 }
 
-/* ks_sweep_two_avx2 with AVX-512, eight rows at a time: the same operations, with the int64 <->
- * double conversions, the 64-bit maximum and the blends that AVX2 lacks done by one instruction
- * each (vcvtqq2pd, vcvttpd2qq, vpmaxsq, mask registers). Same contract and exactness argument
- * (conversions of integers below 2^52 are exact either way). */
-KS_AVX512 static inline void ks_load2x8(const int64_t* p, ptrdiff_t s, __m512i* c0, __m512i* c1) {
-    __m512i lo = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i*)p));
-    __m512i hi = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i*)(p + s)));
-    lo = _mm512_inserti64x2(lo, _mm_loadu_si128((const __m128i*)(p + 2 * s)), 1);
-    hi = _mm512_inserti64x2(hi, _mm_loadu_si128((const __m128i*)(p + 3 * s)), 1);
-    lo = _mm512_inserti64x2(lo, _mm_loadu_si128((const __m128i*)(p + 4 * s)), 2);
-    hi = _mm512_inserti64x2(hi, _mm_loadu_si128((const __m128i*)(p + 5 * s)), 2);
-    lo = _mm512_inserti64x2(lo, _mm_loadu_si128((const __m128i*)(p + 6 * s)), 3);
-    hi = _mm512_inserti64x2(hi, _mm_loadu_si128((const __m128i*)(p + 7 * s)), 3);
-    *c0 = _mm512_unpacklo_epi64(lo, hi);
-    *c1 = _mm512_unpackhi_epi64(lo, hi);
-}
-
-#define KS_FLOOR (_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-
-KS_AVX512 static inline ptrdiff_t ks_sweep_two_avx512(
-    ptrdiff_t row, ptrdiff_t n, const int64_t* pa, ptrdiff_t ra, const int64_t* pr, ptrdiff_t rr,
-    const int64_t* pz, const int64_t* pal, const int64_t* pco, const uint8_t* valid, const ks_two_pod* pod,
-    uint64_t* bits, int64_t* fs, int64_t* bs, uint8_t* passed, int64_t* n_fail, ks_best* best) {
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m512i high = _mm512_set1_epi64(~(KS_EXACT_LIMIT - 1)); /* sign bit and bits >= 46 */
-    const __m512i fp0 = _mm512_set1_epi64(pod->fp0), fp1 = _mm512_set1_epi64(pod->fp1);
-    const __m512i sp0 = _mm512_set1_epi64(pod->sp0), sp1 = _mm512_set1_epi64(pod->sp1);
-    const __m512i bp0 = _mm512_set1_epi64(pod->bp0), bp1 = _mm512_set1_epi64(pod->bp1);
-    const __m512i wf = _mm512_set1_epi64(pod->wf), wb = _mm512_set1_epi64(pod->wb);
-    const __m512i short0 = _mm512_set1_epi64(2), unres0 = _mm512_set1_epi64(4);
-    const __m512i short1 = _mm512_set1_epi64(8), unres1 = _mm512_set1_epi64(16);
-    const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
-    const __m512d hundred = _mm512_set1_pd(100.0), oned = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5);
-    const __m512d w0 = _mm512_set1_pd((double)pod->w0), w1 = _mm512_set1_pd((double)pod->w1);
-    const __m128i byte1 = _mm_set1_epi8(1);
-    const int same_weights = pod->w0 == pod->w1;
-    const __m512i lowest = _mm512_set1_epi64(INT64_MIN);
-    __m512i top = lowest, ties = _mm512_setzero_si512(), first = _mm512_set1_epi64(-1), last = first;
-    __m512i idx = _mm512_add_epi64(_mm512_set1_epi64(row), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m512i eight = _mm512_set1_epi64(8);
-    int64_t fails = 0, n_pass = 0;
-
-    for (; row + 8 <= n; row += 8) {
-        __m512i a0, a1, x0, x1;
-        ks_load2x8(pa + row * ra, ra, &a0, &a1);
-        ks_load2x8(pr + row * rr, rr, &x0, &x1);
-        __m512i zl = _mm512_loadu_si512((const void*)(pz + row * 2));
-        __m512i zh = _mm512_loadu_si512((const void*)(pz + row * 2 + 8));
-        __m512i z0 = _mm512_permutex2var_epi64(zl, even, zh), z1 = _mm512_permutex2var_epi64(zl, odd, zh);
-        __m512i any = _mm512_or_si512(_mm512_or_si512(_mm512_or_si512(a0, a1), _mm512_or_si512(x0, x1)),
-                                      _mm512_or_si512(z0, z1));
-        if (_mm512_test_epi64_mask(any, high))
-            break;
-
-        /* Fit filter */
-        __m512i al = _mm512_loadu_si512((const void*)(pal + row));
-        __m512i co = _mm512_loadu_si512((const void*)(pco + row));
-        __m512i b = _mm512_maskz_mov_epi64(_mm512_cmpgt_epi64_mask(_mm512_add_epi64(co, one), al), one);
-        __mmask8 sh = _mm512_cmpgt_epi64_mask(fp0, _mm512_sub_epi64(a0, x0));
-        __mmask8 un = _mm512_cmpgt_epi64_mask(fp0, a0);
-        b = _mm512_mask_or_epi64(b, sh, b, _mm512_mask_mov_epi64(short0, un, unres0));
-        sh = _mm512_cmpgt_epi64_mask(fp1, _mm512_sub_epi64(a1, x1));
-        un = _mm512_cmpgt_epi64_mask(fp1, a1);
-        b = _mm512_mask_or_epi64(b, sh, b, _mm512_mask_mov_epi64(short1, un, unres1));
-        _mm512_storeu_si512((void*)(bits + row), b);
-        __mmask8 fits = _mm512_testn_epi64_mask(b, b);
-
-        /* LeastAllocated */
-        __mmask8 has0 = _mm512_test_epi64_mask(a0, a0), has1 = _mm512_test_epi64_mask(a1, a1);
-        __m512d ad0 = _mm512_cvtepi64_pd(_mm512_mask_mov_epi64(one, has0, a0));
-        __m512d ad1 = _mm512_cvtepi64_pd(_mm512_mask_mov_epi64(one, has1, a1));
-        __m512i r0 = _mm512_add_epi64(z0, sp0), r1 = _mm512_add_epi64(z1, sp1);
-        __m512i d0 = _mm512_maskz_sub_epi64(_mm512_cmple_epi64_mask(r0, a0), a0, r0);
-        __m512i d1 = _mm512_maskz_sub_epi64(_mm512_cmple_epi64_mask(r1, a1), a1, r1);
-        __m512d s0 = _mm512_maskz_roundscale_pd(has0, _mm512_div_pd(_mm512_mul_pd(_mm512_cvtepi64_pd(d0), hundred), ad0), KS_FLOOR);
-        __m512d s1 = _mm512_maskz_roundscale_pd(has1, _mm512_div_pd(_mm512_mul_pd(_mm512_cvtepi64_pd(d1), hundred), ad1), KS_FLOOR);
-        __mmask8 both = has0 & has1;
-        __m512d vf;
-        if (same_weights) {
-            vf = _mm512_roundscale_pd(_mm512_mul_pd(_mm512_add_pd(s0, s1), _mm512_mask_mov_pd(oned, both, half)), KS_FLOOR);
-        } else {
-            __m512d num = _mm512_add_pd(_mm512_mul_pd(s0, w0), _mm512_mul_pd(s1, w1));
-            __m512d den = _mm512_add_pd(_mm512_maskz_mov_pd(has0, w0), _mm512_maskz_mov_pd(has1, w1));
-            den = _mm512_mask_mov_pd(oned, (__mmask8)(has0 | has1), den);
-            vf = _mm512_roundscale_pd(_mm512_div_pd(num, den), KS_FLOOR);
-        }
-        __m512i fsv = _mm512_cvttpd_epi64(vf);
-        _mm512_storeu_si512((void*)(fs + row), fsv);
-
-        /* BalancedAllocation */
-        __m512d f0 = _mm512_min_pd(_mm512_div_pd(_mm512_cvtepi64_pd(_mm512_add_epi64(x0, bp0)), ad0), oned);
-        __m512d f1 = _mm512_min_pd(_mm512_div_pd(_mm512_cvtepi64_pd(_mm512_add_epi64(x1, bp1)), ad1), oned);
-        __m512d sd = _mm512_maskz_mov_pd(both, _mm512_abs_pd(_mm512_mul_pd(_mm512_sub_pd(f0, f1), half)));
-        __m512i bsv = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(oned, sd), hundred));
-        _mm512_storeu_si512((void*)(bs + row), bsv);
-
-        /* Pass mask and the running best per lane */
-        __m128i vb = _mm_loadl_epi64((const __m128i*)(valid + row));
-        __mmask8 pm = (__mmask8)_mm_test_epi8_mask(vb, vb) & fits;
-        _mm_storel_epi64((__m128i*)(passed + row), _mm_maskz_mov_epi8((__mmask16)pm, byte1));
-        n_pass += __builtin_popcount((unsigned)pm);
-        fails += 8 - __builtin_popcount((unsigned)fits);
-        __m512i v = _mm512_add_epi64(_mm512_mul_epu32(fsv, wf), _mm512_mul_epu32(bsv, wb));
-        v = _mm512_mask_mov_epi64(lowest, pm, v);
-        __mmask8 gt = _mm512_cmpgt_epi64_mask(v, top);
-        top = _mm512_max_epi64(top, v);
-        ties = _mm512_maskz_mov_epi64((__mmask8)~gt, ties);
-        first = _mm512_mask_mov_epi64(first, gt, idx);
-        __mmask8 eq = _mm512_mask_cmpeq_epi64_mask(pm, v, top);
-        ties = _mm512_mask_add_epi64(ties, eq, ties, one);
-        last = _mm512_mask_mov_epi64(last, eq, idx);
-        idx = _mm512_add_epi64(idx, eight);
-    }
-
-    int64_t t[8], c[8], f[8], l[8];
-    _mm512_storeu_si512((void*)t, top);
-    _mm512_storeu_si512((void*)c, ties);
-    _mm512_storeu_si512((void*)f, first);
-    _mm512_storeu_si512((void*)l, last);
-    for (int i = 0; i < 8; i++)
-        ks_best_merge(best, t[i], c[i], f[i], l[i]);
-    best->n_pass += n_pass;
-    *n_fail += fails;
-    return row;
-}
-
 #else /* no x86-64 GCC/Clang: the scalar loop only */
 
 static inline int ks_simd_level(void) { return 0; }
@@ -413,7 +282,6 @@ static inline ptrdiff_t ks_sweep_two_avx2(
     return row;
 }
 
-#define ks_sweep_two_avx512 ks_sweep_two_avx2
 
 #endif
 #endif /* KSCHED_SIMD_SWEEP_H */

@@ -122,49 +122,60 @@ class Metrics:
     def __post_init__(self) -> None:
         if self.registry is None:
             self.registry = CollectorRegistry()
-        reg = self.registry
+        self._attempt_metrics()
+        self._queue_metrics()
+        self._framework_metrics()
+        self._preemption_metrics()
+        self._state_metrics()
+        for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED):
+            self.pending_pods.labels(queue=queue).set(0)
 
-        def counter(name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
-            return Counter(_strip_total(name), doc, labels, registry=reg)
+    def _counter(self, name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
+        return Counter(_strip_total(name), doc, labels, registry=self.registry)
 
-        def gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> Gauge:
-            return Gauge(name, doc, labels, registry=reg)
+    def _gauge(self, name: str, doc: str, labels: tuple[str, ...] = ()) -> Gauge:
+        return Gauge(name, doc, labels, registry=self.registry)
 
-        def histogram(
-            name: str, doc: str, buckets: tuple[float, ...], labels: tuple[str, ...] = ()
-        ) -> Histogram:
-            return Histogram(name, doc, labels, registry=reg, buckets=buckets)
+    def _histogram(
+        self, name: str, doc: str, buckets: tuple[float, ...], labels: tuple[str, ...] = ()
+    ) -> Histogram:
+        return Histogram(name, doc, labels, registry=self.registry, buckets=buckets)
 
-        self.schedule_attempts = counter(
+    def _attempt_metrics(self) -> None:
+        """What one scheduling attempt records: counts, latencies, the SLI."""
+        self.schedule_attempts = self._counter(
             SCHEDULE_ATTEMPTS_TOTAL,
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
             "scheduled, while 'error' means an internal scheduler problem.",
             ("result", "profile"),
         )
-        self.scheduling_attempt_duration = histogram(
+        self.scheduling_attempt_duration = self._histogram(
             SCHEDULING_ATTEMPT_DURATION_SECONDS,
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             exponential_buckets(0.001, 2, 15),
             ("result", "profile"),
         )
-        self.scheduling_algorithm_duration = histogram(
+        self.scheduling_algorithm_duration = self._histogram(
             SCHEDULING_ALGORITHM_DURATION_SECONDS,
             "Scheduling algorithm latency in seconds",
             exponential_buckets(0.001, 2, 15),
         )
-        self.pod_scheduling_sli_duration = histogram(
+        self.pod_scheduling_sli_duration = self._histogram(
             POD_SCHEDULING_SLI_DURATION_SECONDS,
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
             "and might involve multiple scheduling attempts.",
             exponential_buckets(0.01, 2, 20),
             ("attempts",),
         )
-        self.pod_scheduling_attempts = histogram(
+        self.pod_scheduling_attempts = self._histogram(
             POD_SCHEDULING_ATTEMPTS,
             "Number of attempts to successfully schedule a pod.",
             exponential_buckets(1, 2, 5),
         )
-        self.pending_pods = gauge(
+
+    def _queue_metrics(self) -> None:
+        """The scheduling queue's sizes and moves."""
+        self.pending_pods = self._gauge(
             PENDING_PODS,
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
             "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
@@ -172,82 +183,93 @@ class Metrics:
             "of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
             ("queue",),
         )
-        self.queue_incoming_pods = counter(
+        self.queue_incoming_pods = self._counter(
             QUEUE_INCOMING_PODS_TOTAL,
             "Number of pods added to scheduling queues by event and queue type.",
             ("queue", "event"),
         )
+
+    def _framework_metrics(self) -> None:
+        """The framework's extension points and plugins (per-cycle histograms are CycleHistograms)."""
         self.framework_extension_point_duration = CycleHistogram(
             FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS,
             "Latency for running all plugins of a specific extension point.",
             exponential_buckets(0.0001, 2, 12),
             ("extension_point", "status", "profile"),
-            registry=reg,
+            registry=self._registry(),
         )
         self.plugin_execution_duration = CycleHistogram(
             PLUGIN_EXECUTION_DURATION_SECONDS,
             "Duration for running a plugin at a specific extension point.",
             exponential_buckets(0.00001, 1.5, 20),
             ("plugin", "extension_point", "status"),
-            registry=reg,
+            registry=self._registry(),
         )
-        self.preemption_attempts = counter(
+
+    def _preemption_metrics(self) -> None:
+        """Preemption: attempts, victims, the asynchronous evictions."""
+        self.preemption_attempts = self._counter(
             PREEMPTION_ATTEMPTS_TOTAL, "Total preemption attempts in the cluster till now"
         )
-        self.preemption_victims = histogram(
+        self.preemption_victims = self._histogram(
             PREEMPTION_VICTIMS, "Number of selected preemption victims", exponential_buckets(1, 2, 7)
         )
-        self.preemption_goroutines_duration = histogram(
+        self.preemption_goroutines_duration = self._histogram(
             PREEMPTION_GOROUTINES_DURATION_SECONDS,
             "Duration in seconds for running goroutines for the preemption.",
             exponential_buckets(0.01, 2, 20),
             ("result",),
         )
-        self.preemption_goroutines_execution = counter(
+        self.preemption_goroutines_execution = self._counter(
             PREEMPTION_GOROUTINES_EXECUTION_TOTAL, "Number of preemption goroutines executed.", ("result",)
         )
-        self.unschedulable_pods = gauge(
+
+    def _state_metrics(self) -> None:
+        """Gauges and counters of the scheduler's state, Permit waits, event handling, plugin errors."""
+        self.unschedulable_pods = self._gauge(
             UNSCHEDULABLE_PODS,
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
             "for all plugins that caused it to not schedule and so this metric have meaning only when "
             "broken down by plugin.",
             ("plugin", "profile"),
         )
-        self.goroutines = gauge(
+        self.goroutines = self._gauge(
             GOROUTINES,
             "Number of running goroutines split by the work they do such as binding.",
             ("operation",),
         )
-        self.permit_wait_duration = histogram(
+        self.permit_wait_duration = self._histogram(
             PERMIT_WAIT_DURATION_SECONDS,
             "Duration of waiting on permit.",
             exponential_buckets(0.001, 2, 15),
             ("result",),
         )
-        self.plugin_evaluation = counter(
+        self.plugin_evaluation = self._counter(
             PLUGIN_EVALUATION_TOTAL,
             "Number of attempts to schedule pods by each plugin and the extension point "
             "(available only in PreFilter and Filter.).",
             ("plugin", "extension_point", "profile"),
         )
-        self.cache_size = gauge(
+        self.cache_size = self._gauge(
             CACHE_SIZE,
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
             ("type",),
         )
-        self.event_handling_duration = histogram(
+        self.event_handling_duration = self._histogram(
             EVENT_HANDLING_DURATION_SECONDS,
             "Event handling latency in seconds.",
             exponential_buckets(0.0001, 2, 12),
             ("event",),
         )
-        self.plugin_errors = counter(
+        self.plugin_errors = self._counter(
             PLUGIN_ERRORS_TOTAL,
             "Number of exceptions raised by plugins (ksched), by plugin and extension point.",
             ("plugin", "extension_point"),
         )
-        for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED):
-            self.pending_pods.labels(queue=queue).set(0)
+
+    def _registry(self) -> CollectorRegistry:
+        assert self.registry is not None  # set first thing in __post_init__
+        return self.registry
 
     def set_pending(self, counts: dict[str, int]) -> None:
         """Set ``scheduler_pending_pods`` from a ``{queue: count}`` mapping (the queue's ``pending()``)."""

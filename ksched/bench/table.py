@@ -8,8 +8,9 @@ lies between the :data:`BEGIN` and :data:`END` marker lines of that file; withou
 printed. Rows keep the order of the files given, so the command that made a table is the one that
 remakes it.
 
-Every row says where and when its figure was taken (the date, the CPU count and the load average
-when it started), because figures from different days or machines do not compare.
+Every row says on what machine its figure was taken (the CPU count and the load average when it
+started), because figures from different machines or a busy one do not compare; when the table was
+made is in the history of the file, not in the table.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ksched.bench.report import SCHEMA, load_results
 BEGIN = "<!-- figures:begin (python -m ksched.bench.table regenerates this table) -->"
 END = "<!-- figures:end -->"
 HEADER = (
-    "| what | figure | upstream | taken |",
+    "| what | figure | upstream | machine |",
     "| --- | ---: | ---: | --- |",
 )
 
@@ -79,7 +80,7 @@ def workload_row(results: dict[str, Any]) -> str:
         upstream = f"{thr:,.0f}{ratio}"
     load = m.get("load_average")
     taken = (
-        f"{results['created'][:10]}, {m.get('cpu_count')} CPUs"
+        f"{m.get('cpu_count')} CPUs"
         + (", pinned" if pinned else "")
         + (f", load {load[0]:.1f}" if load else "")
         + f", median of {runs}"
@@ -93,11 +94,8 @@ def microbenchmark_rows(data: dict[str, Any]) -> list[str]:
     ours = info.get("ksched") or {}  # what benches/conftest.py records
     cpus = ours.get("cpu_count") or (info.get("cpu") or {}).get("count")
     load = ours.get("load_average")
-    taken = (
-        str(data.get("datetime", ""))[:10]
-        + (f", {cpus} CPUs" if cpus else "")
-        + (f", load {load[0]:.1f}" if load else "")
-    )
+    parts = ([f"{cpus} CPUs"] if cpus else []) + ([f"load {load[0]:.1f}"] if load else [])
+    taken = ", ".join(parts) or "–"
     rows = []
     for b in data["benchmarks"]:
         group = f"{b['group']}: " if b.get("group") else ""

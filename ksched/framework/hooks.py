@@ -23,8 +23,8 @@ events_to_register      requeues the pods it rejected only on these cluster even
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ksched.errors import ConfigError
 
@@ -145,18 +145,3 @@ def check_hooks(plugin: object, name: str, where: str) -> None:
             raise ConfigError(where, f'plugin "{name}": hook {method} must be a method, got {value!r}')
     if getattr(plugin, "filter_rows_key", None) is not None and getattr(plugin, "filter_rows", None) is None:
         raise ConfigError(where, f'plugin "{name}": filter_rows_key without filter_rows has nothing to key')
-
-
-def declared(plugin: object, hook: str) -> Any:
-    """The hook ``plugin`` declares (None when it declares none); the runtime's one way of asking."""
-    return getattr(plugin, hook, None)
-
-
-def scores_in_range(plugin: object) -> bool:
-    """:class:`ScoresInRange`, read after each Score call."""
-    return bool(getattr(plugin, "scores_in_range", False))
-
-
-def hooks_of(plugin: object) -> Sequence[str]:
-    """The hooks ``plugin`` declares, in :data:`HOOK_NAMES` order (for ``ksched explain`` and tests)."""
-    return [h for h in HOOK_NAMES if getattr(plugin, h, None) is not None]

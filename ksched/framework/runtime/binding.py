@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
@@ -33,13 +33,7 @@ def run_unreserve(
     plugins: Sequence[ReservePlugin], state: CycleState, pod: Pod, node: str, timer: CycleTimer
 ) -> None:
     """Unreserve on every Reserve plugin in reverse order; a failing one is logged, the rest still run."""
-    started = timer.now()
-    for plugin in reversed(plugins):
-        try:
-            plugin.unreserve(state, pod, node)
-        except Exception:
-            log.exception("Unreserve plugin %s failed on %s", plugin.name, pod.key)
-    timer.point("Unreserve", "Success", started)
+    _every_one("Unreserve", reversed(plugins), pod, timer, lambda p: p.unreserve(state, pod, node))
 
 
 def run_permit(
@@ -73,13 +67,20 @@ def run_post_bind(
     plugins: Sequence[PostBindPlugin], state: CycleState, pod: Pod, node: str, timer: CycleTimer
 ) -> None:
     """PostBind on every plugin (informational: failures are logged)."""
+    _every_one("PostBind", plugins, pod, timer, lambda p: p.post_bind(state, pod, node))
+
+
+def _every_one(
+    point: str, plugins: Iterable[Any], pod: Pod, timer: CycleTimer, call: Callable[[Any], object]
+) -> None:
+    """``call`` on every plugin; one that raises is logged and the others still run."""
     started = timer.now()
     for plugin in plugins:
         try:
-            plugin.post_bind(state, pod, node)
+            call(plugin)
         except Exception:
-            log.exception("PostBind plugin %s failed on %s", plugin.name, pod.key)
-    timer.point("PostBind", "Success", started)
+            log.exception("%s plugin %s failed on %s", point, plugin.name, pod.key)
+    timer.point(point, "Success", started)
 
 
 def _until_failure(

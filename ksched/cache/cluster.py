@@ -49,6 +49,7 @@ from ksched.cache.node_table import NodeTable
 from ksched.cache.reader import ReaderAccessors
 from ksched.cache.selector_owners import SelectorOwnerIndex
 from ksched.cache.sparse import ImageIndex, PortIndex
+from ksched.cache.volumes import VolumeStore
 from ksched.cache.what_if import WhatIf
 from ksched.errors import CacheError
 from ksched.model.namespace import Namespace
@@ -96,6 +97,8 @@ class ClusterCache(ReaderAccessors):
         """PodDisruptionBudgets by ``namespace/name`` (kept by the informer handlers; preemption reads)."""
         self.selector_owners = SelectorOwnerIndex()
         """Services, RCs, ReplicaSets, StatefulSets: PodTopologySpread's default selector."""
+        self.volumes = VolumeStore()
+        """PVs, PVCs, StorageClasses, CSI objects and assumed volume bindings (the volume plugins)."""
         if check_overlays is None:
             check_overlays = os.environ.get(CHECK_OVERLAY_ENV, "") not in ("", "0")
         self.check_overlays = check_overlays
@@ -230,10 +233,14 @@ class ClusterCache(ReaderAccessors):
         self.affinity_terms.attach(pod, row)
         self._pods_on.setdefault(node_name, set()).add(pod.uid)
         self._account(pod, row, +1)
+        if pod.volumes:
+            self.volumes.count_pod(pod, +1)
 
     def _detach(self, uid: str) -> PodEntry:
         entry = self.pods.pop(uid)
         self._account(entry.pod, entry.row, -1)
+        if entry.pod.volumes:
+            self.volumes.count_pod(entry.pod, -1)
         self.labelsets.detach(entry.label_set, entry.row, entry.pod.deleting)
         self.affinity_pods.discard(uid)
         self.affinity_terms.detach(uid, entry.row)
@@ -291,6 +298,7 @@ class ClusterCache(ReaderAccessors):
             and old.namespace == pod.namespace
             and old.deleting == pod.deleting
             and old.labels == pod.labels
+            and old.volumes == pod.volumes
         )
 
     update_pod = add_pod

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ksched.cache.node_table import NodeTable
     from ksched.cache.selector_owners import SelectorOwnerIndex
     from ksched.cache.sparse import ImageIndex, PortIndex
+    from ksched.cache.volumes import VolumeStore
     from ksched.cache.what_if import WhatIf
     from ksched.model.pdb import PodDisruptionBudget
     from ksched.model.resources import ResourceColumns
@@ -71,6 +72,10 @@ class ClusterView(ReaderAccessors):
     @property
     def pdbs(self) -> Mapping[str, PodDisruptionBudget]:
         return self._cache.pdbs
+
+    @property
+    def volumes(self) -> VolumeStore:
+        return self._cache.volumes
 
     # ------------------------------------------------------------------ pods
     def __contains__(self, uid: object) -> bool:

@@ -61,6 +61,13 @@ KINDS = {
     "replicationcontrollers": "ReplicationController",
     "replicasets": "ReplicaSet",
     "statefulsets": "StatefulSet",
+    "persistentvolumes": "PersistentVolume",
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "storageclasses": "StorageClass",
+    "csinodes": "CSINode",
+    "csidrivers": "CSIDriver",
+    "csistoragecapacities": "CSIStorageCapacity",
+    "volumeattachments": "VolumeAttachment",
 }
 _SHORT_WATCH_S = 1.0
 

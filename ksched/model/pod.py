@@ -20,6 +20,7 @@ from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
 from ksched.model.quantity import canonical_value
 from ksched.model.selectors import NodeAffinity, Toleration, parse_node_affinity, parse_toleration
+from ksched.model.volumes import PodVolume, parse_pod_volumes
 from ksched.model.workloads import controller_ref
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -72,6 +73,8 @@ class Pod:
     """Raw ``podAffinity`` / ``podAntiAffinity`` (parsed by the inter-pod plugins)."""
     topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
     phase: str = ""
+    volumes: tuple[PodVolume, ...] = ()
+    """The volumes a volume plugin reads: claims, generic ephemeral volumes, in-tree disks."""
     volume_claims: tuple[str, ...] = ()
     """PersistentVolumeClaims the pod mounts (generic ephemeral volumes as ``<pod>-<volume>``)."""
     resource_claims: tuple[str, ...] = ()
@@ -274,6 +277,7 @@ def pod_from_dict(raw: Any) -> Pod:
         _apply_pod_level(spec, requests, nonzero, obj)
     requests = {k: v for k, v in requests.items() if v != 0}
     affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
+    volumes = parse_pod_volumes(spec.get("volumes"), obj, name)
     return Pod(
         uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
         namespace=namespace,
@@ -302,7 +306,8 @@ def pod_from_dict(raw: Any) -> Pod:
         phase=f.string(status.get("phase"), obj, "status.phase"),
         scheduled_condition=_scheduled_condition(status.get("conditions"), obj),
         resource_version=f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
-        volume_claims=_volume_claims(spec.get("volumes"), obj, name),
+        volumes=volumes,
+        volume_claims=tuple(v.claim for v in volumes if v.uses_claim),
         resource_claims=_named_entries(spec.get("resourceClaims"), obj, "spec.resourceClaims"),
         controller=controller_ref(meta, obj) if meta.get("ownerReferences") else None,
         start_time=_timestamp(status.get("startTime"), obj, "status.startTime"),
@@ -358,22 +363,6 @@ def _named_entries(raw: Any, obj: str, field: str) -> tuple[str, ...]:
         f.string(f.mapping(e, obj, f"{field}[{i}]").get("name"), obj, f"{field}[{i}].name")
         for i, e in enumerate(f.sequence(raw, obj, field))
     )
-
-
-def _volume_claims(raw: Any, obj: str, pod_name: str) -> tuple[str, ...]:
-    """PVCs the pod mounts; a generic ephemeral volume's claim is named ``<pod>-<volume>``."""
-    if not raw:
-        return ()
-    claims = []
-    for i, v in enumerate(f.sequence(raw, obj, "spec.volumes")):
-        vm = f.mapping(v, obj, f"spec.volumes[{i}]")
-        pvc = vm.get("persistentVolumeClaim")
-        if pvc is not None:
-            path = f"spec.volumes[{i}].persistentVolumeClaim"
-            claims.append(f.string(f.mapping(pvc, obj, path).get("claimName"), obj, f"{path}.claimName"))
-        elif vm.get("ephemeral") is not None:
-            claims.append(f"{pod_name}-{f.string(vm.get('name'), obj, f'spec.volumes[{i}].name')}")
-    return tuple(claims)
 
 
 def _timestamp(raw: Any, obj: str, field: str) -> float | None:

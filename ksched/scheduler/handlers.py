@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from ksched.cache.cluster import ClusterCache
+from ksched.cache.volumes import KINDS as STORAGE_KINDS
 from ksched.framework.runtime import Framework
 from ksched.kube import events as kev
 from ksched.model import workloads as wl
@@ -32,6 +33,7 @@ from ksched.scheduler.reporting import (
     REASON_SCHEDULING_GATED,
     Reporter,
 )
+from ksched.scheduler.storage_handlers import StorageEventHandlers
 
 log = logging.getLogger(__name__)
 WORKLOAD_KINDS: Mapping[str, str] = {
@@ -82,10 +84,14 @@ class ClusterEventHandlers:
         self.namespaces: dict[str, Namespace] = {}
         self._reported_invalid: dict[str, str] = {}
         self._on_pod_deleted = on_pod_deleted
+        self.storage = StorageEventHandlers(cache, queue)
 
     def handle_informer_event(self, ev: kev.InformerEvent) -> None:
         if type(ev) is kev.Upserted and ev.kind == "pods":  # most events: a pod added or changed
             self._pod_upserted(ev.obj)
+            return
+        if ev.kind in STORAGE_KINDS:
+            self.storage.handle(ev)
             return
         if isinstance(ev, kev.Relisted):
             self._relist(ev)

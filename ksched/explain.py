@@ -36,6 +36,7 @@ from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import Pod, pod_from_dict
+from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import DECODERS as WORKLOAD_DECODERS
 
 
@@ -47,7 +48,8 @@ class LoadedCluster:
 
 
 def load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
-    """Nodes, namespaces and bound pods from a cluster file; pods without ``spec.nodeName`` are ignored."""
+    """Nodes, namespaces, bound pods, budgets, spreading selectors' owners and storage objects from a
+    cluster file; pods without ``spec.nodeName`` are ignored."""
     with gc_paused():
         return _load_cluster(path)
 
@@ -72,6 +74,9 @@ def _load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
             elif kind == "PodDisruptionBudget":  # preemption honours them
                 budget = pdb_from_dict(obj)
                 cache.pdbs[budget.key] = budget
+            elif kind in STORAGE_DECODERS:  # the volume plugins' PVs, claims, classes, CSI objects
+                resource, decode = STORAGE_DECODERS[kind]
+                cache.volumes.upsert(resource, decode(obj))
             elif kind in WORKLOAD_DECODERS:  # default topology spreading selectors
                 cache.selector_owners.upsert(WORKLOAD_DECODERS[kind](obj))
             elif kind == "Pod":

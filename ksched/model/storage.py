@@ -511,3 +511,15 @@ def volume_attachment_from_dict(raw: Any) -> VolumeAttachment:
         f.string(spec.get("nodeName"), obj, "spec.nodeName"),
         f.string(source.get("persistentVolumeName"), obj, "spec.source.persistentVolumeName"),
     )
+
+
+DECODERS: Final[Mapping[str, tuple[str, Any]]] = {
+    "PersistentVolume": ("persistentvolumes", pv_from_dict),
+    "PersistentVolumeClaim": ("persistentvolumeclaims", pvc_from_dict),
+    "StorageClass": ("storageclasses", storage_class_from_dict),
+    "CSINode": ("csinodes", csi_node_from_dict),
+    "CSIDriver": ("csidrivers", csi_driver_from_dict),
+    "CSIStorageCapacity": ("csistoragecapacities", csi_storage_capacity_from_dict),
+    "VolumeAttachment": ("volumeattachments", volume_attachment_from_dict),
+}
+"""Kind -> (informer resource, decoder): what ``ksched explain`` and the runner read."""

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from ksched.sim.faults import FaultConfig
 
 
-
 def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     """Register ``serve`` on the ``sim`` command's sub-parsers; returns the new parser."""
     p: argparse.ArgumentParser = sim_subparsers.add_parser(

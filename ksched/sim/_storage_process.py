@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ksched.errors import KschedError
+
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 5.0
 
@@ -45,7 +47,7 @@ class StorageControllers:
         return out
 
 
-class StorageControllersError(RuntimeError):
+class StorageControllersError(KschedError):
     """The child did not start (it exited, or did not get ready in time); the message says which."""
 
 

@@ -22,6 +22,7 @@ import asyncio
 import collections
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -38,6 +39,7 @@ Handler = Callable[[str, Obj | None, Obj | None], None]
 """(event type, new object or None on DELETED, old object or None on ADDED)."""
 K = TypeVar("K", bound=Hashable)
 
+_RV = re.compile(rb'"resourceVersion":"([0-9]+)"')
 WATCH_TIMEOUT_S = (240, 300)
 """A watch asks the server to end it after a random time in this range, as client-go's reflector does."""
 
@@ -65,11 +67,16 @@ class Informer:
         api: Api,
         resource: str,
         *,
+        keep: Callable[[bytes], bool] | None = None,
         backoff_s: tuple[float, float] = (0.05, 5.0),
         rng: random.Random | None = None,
     ) -> None:
+        """``keep``, when given, is asked about every watch frame's raw bytes before it is decoded:
+        frames it refuses only move the resourceVersion on (objects nobody here needs, e.g. pods
+        without volumes, cost no decoding); listed objects it refuses are not kept either."""
         self._api = api
         self.resource = resource
+        self._keep = keep
         self.items: dict[Key, Obj] = {}
         self.synced = asyncio.Event()
         self._handlers: list[Handler] = []
@@ -125,6 +132,8 @@ class Informer:
         while True:
             page = await self._api.list(self.resource, params)
             for obj in page.get("items") or ():
+                if self._keep is not None and not self._keep(orjson.dumps(obj)):
+                    continue
                 if _valid(obj, self.resource):
                     items[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = obj
             meta = page.get("metadata") or {}
@@ -164,8 +173,14 @@ class Informer:
                 buf += chunk
                 *lines, buf = buf.split(b"\n")
                 for line in lines:
-                    if line.strip():
-                        self._frame(orjson.loads(line))
+                    if not line.strip():
+                        continue
+                    if self._keep is not None and not self._keep(line) and b'"BOOKMARK"' not in line[:20]:
+                        m = _RV.search(line)
+                        if m is not None:
+                            self._rv = max(self._rv, int(m.group(1)))
+                        continue
+                    self._frame(orjson.loads(line))
 
     def _frame(self, frame: Any) -> None:
         type_ = frame.get("type") if isinstance(frame, dict) else None

@@ -510,12 +510,21 @@ def test_stand_ins_survive_dropped_watches_and_expired_versions() -> None:
     sim.start()
     try:
         sim.faults.configure(FaultConfig(watch_drop_every=3))
-        sim.start_storage_controllers(ephemeral=False)
+        sim.start_storage_controllers()
+        template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
         for i in range(12):
             sim.store.create("persistentvolumes", make_pv(f"dw-pv-{i}", storage_class="dw"))
             sim.store.create("persistentvolumeclaims", make_pvc(f"dw-{i}", storage_class="dw"))
+            sim.add_pods(3, name_prefix=f"plain-{i}-")  # pods without volumes: filtered, never decoded
+            pod = make_pod(
+                f"dw-pod-{i}", volumes=[{"name": "v", "ephemeral": {"volumeClaimTemplate": template}}]
+            )
+            sim.store.create("pods", pod, namespace="default")
         for i in range(12):
             bound(sim, f"dw-{i}")
+            wait_until(
+                lambda i=i: sim.store.get("persistentvolumeclaims", f"dw-pod-{i}-v", "default"), what="claim"
+            )
         assert sim.faults.counts["watch-drop"] > 0
     finally:
         sim.stop()

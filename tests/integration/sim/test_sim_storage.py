@@ -27,8 +27,9 @@ from ksched.sim._storage_names import (
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
 )
-from tests.builders import make_csinode, make_pod, make_pv, make_pvc, make_storage_class
+from tests.builders import make_pod
 from tests.integration.support import wait_until
+from tests.sim_storage_builders import make_csinode, make_pv, make_pvc, make_storage_class
 
 CONFIG = SimConfig(running_delay_s=0.0, grace_scale=0.0, bookmark_interval_s=0.2, seed=3)
 DRIVER = "csi.example.com"

@@ -14,7 +14,7 @@ from ksched.sim.cli import add_storage_controller_flags, storage_controllers_fro
 from ksched.sim.storage_controllers._informer import WorkQueue
 from ksched.sim.storage_controllers._matching import find_best_match, mismatch
 from ksched.sim.storage_controllers.provisioner import binary_quantity, go_map
-from tests.builders import make_pv, make_pvc
+from tests.sim_storage_builders import make_pv, make_pvc
 
 
 def available(pv: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ IN_TREE_FACTORIES: Mapping[str, str] = {
     names.NODE_RESOURCES_BALANCED_ALLOCATION: f"{_BASE}.noderesources:new_balanced_allocation",
     names.IMAGE_LOCALITY: f"{_BASE}.imagelocality:new",
     names.VOLUME_RESTRICTIONS: f"{_BASE}.volumes:new_volume_restrictions",
-    names.NODE_VOLUME_LIMITS: f"{_BASE}.volumes:new_node_volume_limits",
+    names.NODE_VOLUME_LIMITS: f"{_BASE}.nodevolumelimits:new",
     names.VOLUME_BINDING: f"{_BASE}.volumes:new_volume_binding",
     names.VOLUME_ZONE: f"{_BASE}.volumes:new_volume_zone",
     names.DYNAMIC_RESOURCES: f"{_BASE}.dynamicresources:new",

@@ -219,8 +219,9 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
         _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
         _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
-    names.NODE_VOLUME_LIMITS: (
+    names.NODE_VOLUME_LIMITS: (  # read from upstream (QueueingHints on; the hints: queueing_hints())
         _ev(CSI_NODE, A.ADD),
+        _ev(CSI_NODE, A.UPDATE),
         _ev(POD, A.DELETE),
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD),
         _ev(VOLUME_ATTACHMENT, A.DELETE),

@@ -50,10 +50,6 @@ def new_volume_restrictions(args: Any, handle: Handle) -> VolumePlugin:
     return VolumePlugin(names.VOLUME_RESTRICTIONS)
 
 
-def new_node_volume_limits(args: Any, handle: Handle) -> VolumePlugin:
-    return VolumePlugin(names.NODE_VOLUME_LIMITS)
-
-
 def new_volume_binding(args: Any, handle: Handle) -> VolumePlugin:
     return VolumePlugin(names.VOLUME_BINDING)
 

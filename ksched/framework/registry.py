@@ -33,7 +33,7 @@ IN_TREE_FACTORIES: Mapping[str, str] = {
     names.VOLUME_RESTRICTIONS: f"{_BASE}.volumes:new_volume_restrictions",
     names.NODE_VOLUME_LIMITS: f"{_BASE}.nodevolumelimits:new",
     names.VOLUME_BINDING: f"{_BASE}.volumes:new_volume_binding",
-    names.VOLUME_ZONE: f"{_BASE}.volumes:new_volume_zone",
+    names.VOLUME_ZONE: f"{_BASE}.volumezone:new",
     names.DYNAMIC_RESOURCES: f"{_BASE}.dynamicresources:new",
     names.POD_TOPOLOGY_SPREAD: f"{_BASE}.podtopologyspread:new",
     names.INTER_POD_AFFINITY: f"{_BASE}.interpodaffinity:new",

@@ -213,11 +213,11 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD),
         _ev(NODE, A.ADD | A.UPDATE_NODE_TAINT),
     ),
-    names.VOLUME_ZONE: (
+    names.VOLUME_ZONE: (  # read from upstream (QueueingHints on: no UpdateNodeTaint workaround)
         _ev(STORAGE_CLASS, A.ADD),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL),
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD | A.UPDATE),
         _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
-        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
     names.NODE_VOLUME_LIMITS: (  # read from upstream (QueueingHints on; the hints: queueing_hints())
         _ev(CSI_NODE, A.ADD),

@@ -52,7 +52,3 @@ def new_volume_restrictions(args: Any, handle: Handle) -> VolumePlugin:
 
 def new_volume_binding(args: Any, handle: Handle) -> VolumePlugin:
     return VolumePlugin(names.VOLUME_BINDING)
-
-
-def new_volume_zone(args: Any, handle: Handle) -> VolumePlugin:
-    return VolumePlugin(names.VOLUME_ZONE)

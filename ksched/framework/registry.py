@@ -30,7 +30,7 @@ IN_TREE_FACTORIES: Mapping[str, str] = {
     names.NODE_RESOURCES_FIT: f"{_BASE}.noderesources:new_fit",
     names.NODE_RESOURCES_BALANCED_ALLOCATION: f"{_BASE}.noderesources:new_balanced_allocation",
     names.IMAGE_LOCALITY: f"{_BASE}.imagelocality:new",
-    names.VOLUME_RESTRICTIONS: f"{_BASE}.volumes:new_volume_restrictions",
+    names.VOLUME_RESTRICTIONS: f"{_BASE}.volumerestrictions:new",
     names.NODE_VOLUME_LIMITS: f"{_BASE}.nodevolumelimits:new",
     names.VOLUME_BINDING: f"{_BASE}.volumes:new_volume_binding",
     names.VOLUME_ZONE: f"{_BASE}.volumezone:new",

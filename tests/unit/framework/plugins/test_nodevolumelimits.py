@@ -671,3 +671,13 @@ def test_through_the_framework() -> None:
     err = fw.schedule_pod(pod_from_dict(raw), cluster)
     assert err.status.code == Code.ERROR
     assert err.status.message == f'running "NodeVolumeLimits" filter plugin: {NOT_OWNER[1]}'
+
+
+def test_a_node_over_its_limit_still_takes_a_pod_whose_volumes_it_has() -> None:
+    """Upstream compares only the drivers of the new volumes no pod on the node has: a pod sharing
+    every volume passes a node that is already over the limit (a CSINode whose count was lowered)."""
+    cluster = _limited(1, 5)
+    cluster.add_pod(_bound("a", "n0", "c0", "c1", "c2"))
+    store_objects(cluster, [make_csi_node("n0", {EBS: 1})])
+    assert _verdicts(cluster, pod_from_dict(_claims("shares", "c1"))) == [True]
+    assert _verdicts(cluster, pod_from_dict(_claims("adds", "c1", "c3"))) == [False]

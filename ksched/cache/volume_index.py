@@ -10,8 +10,10 @@ What the volume plugins read instead of walking a node's pods, kept exact as pod
   pods' and attachments' together: the number upstream's Filter compares with the limit before
   adding the new pod's volumes. ``limits[driver, row]`` is the CSINode's ``allocatable.count``
   (-1: none) and ``csi_node[row]`` whether the node has a CSINode at all (migration of in-tree
-  volumes is on exactly there). One contiguous array over the rows per driver (the first axis),
-  added when a driver is first seen.
+  volumes is on exactly there). ``room[driver, row]`` is ``limit - count`` where there is a
+  limit and :data:`NO_LIMIT` elsewhere, so "would k more volumes exceed it" is one comparison per
+  driver. One contiguous array over the rows per driver (the first axis), added when a driver is
+  first seen.
 - **Inline disks** (VolumeRestrictions): :class:`~ksched.cache.disks.DiskIndex`.
 - **Claim references** (VolumeRestrictions' ReadWriteOncePod count): how many volume entries of the
   pods on rows name each ``namespace/claim``, and how those counts (also by claim name alone, as
@@ -60,6 +62,10 @@ class _Counted:
     lookups: Lookups
 
 
+NO_LIMIT = 2**62
+""":attr:`VolumeIndex.room` where a driver has no limit: more than any count."""
+
+
 class VolumeIndex:
     """See the module docstring."""
 
@@ -72,6 +78,7 @@ class VolumeIndex:
         cap = nodes.capacity
         self.counts = np.zeros((0, cap), dtype=np.int64)
         self.limits = np.full((0, cap), -1, dtype=np.int64)
+        self.room = np.full((0, cap), NO_LIMIT, dtype=np.int64)
         self.csi_node = np.zeros(cap, dtype=np.bool_)
         self._pods: dict[str, _Counted] = {}
         self._refs: dict[int, dict[VolumeKey, int]] = {}
@@ -99,10 +106,10 @@ class VolumeIndex:
     def column(self, driver: str) -> int | None:
         return self._column.get(driver)
 
-    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(counts, limits, csi_node) for rows ``[0, n)``, read-only views (driver-major)."""
+    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(counts, limits, room, csi_node) for rows ``[0, n)``, read-only views (driver-major)."""
         self._fit_rows(n - 1)
-        out = (self.counts[:, :n], self.limits[:, :n], self.csi_node[:n])
+        out = (self.counts[:, :n], self.limits[:, :n], self.room[:, :n], self.csi_node[:n])
         for a in out:
             a.flags.writeable = False
         return out
@@ -229,6 +236,8 @@ class VolumeIndex:
             col = self._driver(key[0])  # may widen the arrays: before indexing them
             self._fit_rows(row)
             self.counts[col, row] += sign
+            if self.limits[col, row] >= 0:
+                self.room[col, row] -= sign
 
     def _driver(self, name: str) -> int:
         col = self._column.get(name)
@@ -238,6 +247,7 @@ class VolumeIndex:
             rows = self.counts.shape[1]
             self.counts = np.concatenate((self.counts, np.zeros((1, rows), dtype=np.int64)))
             self.limits = np.concatenate((self.limits, np.full((1, rows), -1, dtype=np.int64)))
+            self.room = np.concatenate((self.room, np.full((1, rows), NO_LIMIT, dtype=np.int64)))
         return col
 
     def _fit_rows(self, row: int) -> None:
@@ -249,6 +259,7 @@ class VolumeIndex:
         d = len(self.drivers)
         self.counts = np.concatenate((self.counts, np.zeros((d, extra), dtype=np.int64)), axis=1)
         self.limits = np.concatenate((self.limits, np.full((d, extra), -1, dtype=np.int64)), axis=1)
+        self.room = np.concatenate((self.room, np.full((d, extra), NO_LIMIT, dtype=np.int64)), axis=1)
         self.csi_node = np.concatenate((self.csi_node, np.zeros(extra, dtype=np.bool_)))
 
     # ------------------------------------------------------------------ nodes (from the cache)
@@ -265,6 +276,7 @@ class VolumeIndex:
             self._va_recount(va_name)
         self._fit_rows(row)
         self.limits[:, row] = -1
+        self.room[:, row] = NO_LIMIT
         self.csi_node[row] = False
         self.disks.clear_row(row)
 
@@ -276,6 +288,8 @@ class VolumeIndex:
             for driver, count in csi.limits().items():
                 col = self._driver(driver)
                 self.limits[col, row] = count
+        limits = self.limits[:, row]
+        self.room[:, row] = np.where(limits >= 0, limits - self.counts[:, row], NO_LIMIT)
         had = bool(self.csi_node[row])
         self.csi_node[row] = csi is not None
         return had != (csi is not None)
@@ -378,4 +392,4 @@ def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
             del index[key]
 
 
-__all__ = ["VolumeIndex"]
+__all__ = ["NO_LIMIT", "VolumeIndex"]

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ksched.cache.cluster import ClusterCache
+from ksched.cache.volume_index import NO_LIMIT
 from ksched.framework.interface import Code, CycleState
 from ksched.framework.plugins.nodevolumelimits import NodeVolumeLimits, VolumeCountError
 from ksched.framework.plugins.volumerestrictions import (
@@ -243,6 +244,9 @@ def check_counts(cache: ClusterCache) -> None:
     for name, row in cache.nodes.row_of.items():
         got = {d: int(index.counts[c, row]) for d, c in ((d, index.column(d)) for d in index.drivers)}
         assert {d: n for d, n in got.items() if n} == dict(ref.attached_counts(cache, name)), name
+        for c in range(len(index.drivers)):
+            limit, count = int(index.limits[c, row]), int(index.counts[c, row])
+            assert int(index.room[c, row]) == (limit - count if limit >= 0 else NO_LIMIT), name
 
 
 def check_filters(cache: ClusterCache, incoming: Pod, users: Counter[str], removed: list[Pod]) -> None:

@@ -57,16 +57,15 @@ def by_driver(volumes: tuple[VolumeKey, ...]) -> dict[str, list[VolumeKey]]:
     return out
 
 
-def new_volume_counts(cluster: ClusterReader, keys: list[VolumeKey], n: int) -> np.ndarray:
-    """Per row: how many of ``keys`` (one driver's new volumes) no pod on the row uses yet."""
-    extra = np.full(n, len(keys), dtype=np.int64)
+def present_rows(cluster: ClusterReader, keys: list[VolumeKey], n: int) -> dict[int, int]:
+    """Row -> how many of ``keys`` (one driver's new volumes) pods there already use (rows below ``n``)."""
     rows_of = cluster.volume_index.rows_of
+    out: dict[int, int] = {}
     for key in keys:
-        rows = rows_of.get(key)
-        if rows:
-            on = np.fromiter(rows, dtype=np.intp, count=len(rows))
-            extra[on[on < n]] -= 1
-    return extra
+        for row in rows_of.get(key, ()):
+            if row < n:
+                out[row] = out.get(row, 0) + 1
+    return out
 
 
 class NodeVolumeLimits:
@@ -86,16 +85,17 @@ class NodeVolumeLimits:
             return FilterResult.all_pass()
         store = cluster.volumes
         n = cluster.n_rows
-        counts, limits, csi = cluster.volume_index.arrays(n)
+        _counts, limits, rooms, csi = cluster.volume_index.arrays(n)
         with_csi = attachable(pod, store, csi_node=True, new_pod=True)
         without = attachable(pod, store, csi_node=False, new_pod=True)
         valid = cluster.valid
         reasons: list[str] = []
         codes: list[Code] = []
         bits: np.ndarray | None = None
-        for found, rows in ((with_csi, csi), (without, ~csi)):
+        for found, on_csi_nodes in ((with_csi, True), (without, False)):
             if not found.error:
                 continue
+            rows = csi if on_csi_nodes else ~csi
             if not found.not_found:
                 if (rows & valid).any():
                     raise VolumeCountError(found.error)
@@ -107,12 +107,14 @@ class NodeVolumeLimits:
                 bits = np.zeros(n, dtype=np.uint64)
             bits[rows] |= np.uint64(1 << reasons.index(found.error))
         if not with_csi.error and with_csi.volumes:
-            over = self._over_limits(cluster, with_csi, counts, limits, csi, valid)
+            over = self._over_limits(cluster, with_csi, limits, rooms, csi, valid)
             if over is not None:
+                if bits is None:  # the usual case: this is the only reason
+                    return FilterResult.from_mask(
+                        over, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, Code.UNSCHEDULABLE
+                    )
                 reasons.append(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
                 codes.append(Code.UNSCHEDULABLE)
-                if bits is None:
-                    bits = np.zeros(n, dtype=np.uint64)
                 bits[over] |= np.uint64(1 << (len(reasons) - 1))
         if bits is None:
             return FilterResult.all_pass()
@@ -122,8 +124,8 @@ class NodeVolumeLimits:
         self,
         cluster: ClusterReader,
         found: Attachable,
-        counts: np.ndarray,
         limits: np.ndarray,
+        rooms: np.ndarray,
         csi: np.ndarray,
         valid: np.ndarray,
     ) -> np.ndarray | None:
@@ -137,11 +139,13 @@ class NodeVolumeLimits:
             col = index.column(driver)
             if col is None:
                 continue  # no CSINode names the driver: no node limits it
-            limit = limits[col]
-            extra = new_volume_counts(cluster, keys, n)
-            # A driver all of whose new volumes the node's pods already use is not checked at all
-            # (upstream loops over the drivers of the volumes left), even on a node over its limit.
-            fails = (limit >= 0) & (extra > 0) & (counts[col] + extra > limit)
+            room = rooms[col]
+            fails = room < len(keys)  # limit - attached < new (no limit: room is NO_LIMIT)
+            for row, shared in present_rows(cluster, keys, n).items():
+                # A driver all of whose new volumes the row's pods already use is not checked at
+                # all (upstream loops over the drivers of the volumes left), even over the limit.
+                extra = len(keys) - shared
+                fails[row] = extra > 0 and room[row] < extra
             over = fails if over is None else over | fails
         if over is None or not over.any():
             return None
@@ -166,7 +170,7 @@ class NodeVolumeLimits:
         """Which driver goes over its limit, with the numbers."""
         index = cluster.volume_index
         n = cluster.n_rows
-        counts, limits, csi = index.arrays(n)
+        counts, limits, _rooms, csi = index.arrays(n)
         found = attachable(pod, cluster.volumes, csi_node=True, new_pod=True)
         if found.error or not csi[row]:
             return None
@@ -174,7 +178,7 @@ class NodeVolumeLimits:
             col = index.column(driver)
             if col is None or limits[col, row] < 0:
                 continue
-            extra = int(new_volume_counts(cluster, keys, n)[row])
+            extra = len(keys) - present_rows(cluster, keys, n).get(row, 0)
             have, limit = int(counts[col, row]), int(limits[col, row])
             if extra > 0 and have + extra > limit:
                 return f"{driver}: {have} attached, {extra} more wanted, limit {limit}"

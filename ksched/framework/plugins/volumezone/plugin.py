@@ -98,6 +98,21 @@ class VolumeZone:
     row_local = True
     """A node's verdict reads only its labels (``RowLocal``)."""
 
+    def __init__(self) -> None:
+        self._zoned_memo: tuple[int, int, np.ndarray] | None = None
+
+    def _zoned(self, cluster: ClusterReader) -> np.ndarray:
+        """Rows with at least one of the topology labels, remembered while no node changes."""
+        key = (cluster.nodes.generation, cluster.n_rows)
+        memo = self._zoned_memo
+        if memo is not None and memo[:2] == key:
+            return memo[2]
+        zoned = np.zeros(cluster.n_rows, dtype=np.bool_)
+        for label in TOPOLOGY_LABELS:
+            zoned |= cluster.label(label) >= 0
+        self._zoned_memo = (*key, zoned)
+        return zoned
+
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterReader
     ) -> tuple[PreFilterResult | None, Status]:
@@ -120,14 +135,12 @@ class VolumeZone:
                 return FilterResult.from_mask(fails, status.message, status.code)
         if not topologies:
             return FilterResult.all_pass()
-        zoned = np.zeros(cluster.n_rows, dtype=np.bool_)
-        for key in TOPOLOGY_LABELS:
-            zoned |= cluster.label(key) >= 0
-        fails = np.zeros(cluster.n_rows, dtype=np.bool_)
+        fails: np.ndarray | None = None
         for t in topologies:
-            ok = _matches(cluster, t)
-            fails |= ~ok
-        fails &= zoned
+            miss = ~_matches(cluster, t)
+            fails = miss if fails is None else fails | miss
+        assert fails is not None
+        fails &= self._zoned(cluster)
         if not fails.any():
             return FilterResult.all_pass()
         return FilterResult.from_mask(fails, ERR_REASON_CONFLICT, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)

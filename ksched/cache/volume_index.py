@@ -73,13 +73,13 @@ class VolumeIndex:
         self._store = store
         self._nodes = nodes
         self.drivers: list[str] = []
-        """Driver name per column (first index) of :attr:`counts` and :attr:`limits`."""
+        """Driver name per column (first index) of :attr:`counts`, :attr:`limits` and :attr:`room`."""
         self._column: dict[str, int] = {}
         cap = nodes.capacity
-        self.counts = np.zeros((0, cap), dtype=np.int64)
-        self.limits = np.full((0, cap), -1, dtype=np.int64)
-        self.room = np.full((0, cap), NO_LIMIT, dtype=np.int64)
-        self.csi_node = np.zeros(cap, dtype=np.bool_)
+        self._counts = np.zeros((0, cap), dtype=np.int64)
+        self._limits = np.full((0, cap), -1, dtype=np.int64)
+        self._room = np.full((0, cap), NO_LIMIT, dtype=np.int64)
+        self._csi_node = np.zeros(cap, dtype=np.bool_)
         self._pods: dict[str, _Counted] = {}
         self._refs: dict[int, dict[VolumeKey, int]] = {}
         self.rows_of: dict[VolumeKey, dict[int, int]] = {}
@@ -103,16 +103,38 @@ class VolumeIndex:
         store.listen(self)
 
     # ------------------------------------------------------------------ reads
+    @property
+    def counts(self) -> np.ndarray:
+        """int64[drivers, capacity]: distinct volumes per driver and row (read-only)."""
+        return _read_only(self._counts)
+
+    @property
+    def limits(self) -> np.ndarray:
+        """int64[drivers, capacity]: the CSINode's ``allocatable.count``, -1 for none (read-only)."""
+        return _read_only(self._limits)
+
+    @property
+    def room(self) -> np.ndarray:
+        """int64[drivers, capacity]: ``limit - count``, :data:`NO_LIMIT` without a limit (read-only)."""
+        return _read_only(self._room)
+
+    @property
+    def csi_node(self) -> np.ndarray:
+        """bool[capacity]: the row's node has a CSINode object (read-only)."""
+        return _read_only(self._csi_node)
+
     def column(self, driver: str) -> int | None:
         return self._column.get(driver)
 
     def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(counts, limits, room, csi_node) for rows ``[0, n)``, read-only views (driver-major)."""
         self._fit_rows(n - 1)
-        out = (self.counts[:, :n], self.limits[:, :n], self.room[:, :n], self.csi_node[:n])
-        for a in out:
-            a.flags.writeable = False
-        return out
+        return (
+            _read_only(self._counts[:, :n]),
+            _read_only(self._limits[:, :n]),
+            _read_only(self._room[:, :n]),
+            _read_only(self._csi_node[:n]),
+        )
 
     def counted(self, uid: str) -> Attachable | None:
         """What the index counts for the cached pod ``uid`` (None: nothing, or not counted)."""
@@ -169,7 +191,7 @@ class VolumeIndex:
         lookups = Lookups.empty()
         if row >= 0:
             self._fit_rows(row)
-        csi = row >= 0 and bool(self.csi_node[row])
+        csi = row >= 0 and bool(self._csi_node[row])
         found = attachable(pod, self._store, csi_node=csi, new_pod=False, lookups=lookups)
         uid = pod.uid
         self._pods[uid] = _Counted(pod, row, found, lookups)
@@ -235,32 +257,32 @@ class VolumeIndex:
         if (n > 0) != (n - sign > 0) and key not in other.get(row, ()):
             col = self._driver(key[0])  # may widen the arrays: before indexing them
             self._fit_rows(row)
-            self.counts[col, row] += sign
-            if self.limits[col, row] >= 0:
-                self.room[col, row] -= sign
+            self._counts[col, row] += sign
+            if self._limits[col, row] >= 0:
+                self._room[col, row] -= sign
 
     def _driver(self, name: str) -> int:
         col = self._column.get(name)
         if col is None:
             col = self._column[name] = len(self.drivers)
             self.drivers.append(name)
-            rows = self.counts.shape[1]
-            self.counts = np.concatenate((self.counts, np.zeros((1, rows), dtype=np.int64)))
-            self.limits = np.concatenate((self.limits, np.full((1, rows), -1, dtype=np.int64)))
-            self.room = np.concatenate((self.room, np.full((1, rows), NO_LIMIT, dtype=np.int64)))
+            rows = self._counts.shape[1]
+            self._counts = np.concatenate((self._counts, np.zeros((1, rows), dtype=np.int64)))
+            self._limits = np.concatenate((self._limits, np.full((1, rows), -1, dtype=np.int64)))
+            self._room = np.concatenate((self._room, np.full((1, rows), NO_LIMIT, dtype=np.int64)))
         return col
 
     def _fit_rows(self, row: int) -> None:
-        have = self.csi_node.shape[0]
+        have = self._csi_node.shape[0]
         if row < have:
             return
         size = max(self._nodes.capacity, row + 1, 2 * have)
         extra = size - have
         d = len(self.drivers)
-        self.counts = np.concatenate((self.counts, np.zeros((d, extra), dtype=np.int64)), axis=1)
-        self.limits = np.concatenate((self.limits, np.full((d, extra), -1, dtype=np.int64)), axis=1)
-        self.room = np.concatenate((self.room, np.full((d, extra), NO_LIMIT, dtype=np.int64)), axis=1)
-        self.csi_node = np.concatenate((self.csi_node, np.zeros(extra, dtype=np.bool_)))
+        self._counts = np.concatenate((self._counts, np.zeros((d, extra), dtype=np.int64)), axis=1)
+        self._limits = np.concatenate((self._limits, np.full((d, extra), -1, dtype=np.int64)), axis=1)
+        self._room = np.concatenate((self._room, np.full((d, extra), NO_LIMIT, dtype=np.int64)), axis=1)
+        self._csi_node = np.concatenate((self._csi_node, np.zeros(extra, dtype=np.bool_)))
 
     # ------------------------------------------------------------------ nodes (from the cache)
     def node_added(self, name: str, row: int) -> None:
@@ -275,23 +297,23 @@ class VolumeIndex:
         for va_name in list(self._vas_on.get(name, ())):
             self._va_recount(va_name)
         self._fit_rows(row)
-        self.limits[:, row] = -1
-        self.room[:, row] = NO_LIMIT
-        self.csi_node[row] = False
+        self._limits[:, row] = -1
+        self._room[:, row] = NO_LIMIT
+        self._csi_node[row] = False
         self.disks.clear_row(row)
 
     def _set_limits(self, row: int, node_name: str) -> bool:
         """The row's limits from its CSINode; whether it gained or lost a CSINode."""
         csi = self._store.csi_nodes.get(node_name)
-        self.limits[:, row] = -1
+        self._limits[:, row] = -1
         if csi is not None:
             for driver, count in csi.limits().items():
                 col = self._driver(driver)
-                self.limits[col, row] = count
-        limits = self.limits[:, row]
-        self.room[:, row] = np.where(limits >= 0, limits - self.counts[:, row], NO_LIMIT)
-        had = bool(self.csi_node[row])
-        self.csi_node[row] = csi is not None
+                self._limits[col, row] = count
+        limits = self._limits[:, row]
+        self._room[:, row] = np.where(limits >= 0, limits - self._counts[:, row], NO_LIMIT)
+        had = bool(self._csi_node[row])
+        self._csi_node[row] = csi is not None
         return had != (csi is not None)
 
     # ------------------------------------------------------------------ storage (the store's listener)
@@ -363,17 +385,23 @@ class VolumeIndex:
         n = self._nodes.n_rows
         self._fit_rows(n - 1)
         by_driver = {
-            d: (self.counts[c, :n].tolist(), self.limits[c, :n].tolist()) for d, c in self._column.items()
+            d: (self._counts[c, :n].tolist(), self._limits[c, :n].tolist()) for d, c in self._column.items()
         }
         return {
             "drivers": {d: v for d, v in by_driver.items() if any(v[0]) or any(x >= 0 for x in v[1])},
-            "csi_node": self.csi_node[:n].tolist(),
+            "csi_node": self._csi_node[:n].tolist(),
             "refs": {r: dict(on) for r, on in self._refs.items()},
             "va_refs": {r: dict(on) for r, on in self._va_refs.items()},
             "errors": {r: dict(on) for r, on in self.errors.items()},
             "disks": self.disks.state(),
             "claims": +self.claim_refs,
         }
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _bump(counter: Counter[str], key: str, sign: int) -> None:

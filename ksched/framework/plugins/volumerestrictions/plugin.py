@@ -173,10 +173,14 @@ class VolumeRestrictions:
         return relevant
 
     def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
-        """The disk that conflicts on the node."""
+        """The disk that conflicts on the node, or the ReadWriteOncePod claims in use."""
         for src in disk_sources(pod):
             if row in cluster.volume_index.disks.conflicting_rows(src):
                 return f"{src.plugin} disk {src.disk!r} is in use on the node"
+        claims, status = rwop_claims(pod, cluster)
+        used = sorted(c for c in claims if cluster.volume_index.claim_used(f"{pod.namespace}/{c}"))
+        if status is None and used:
+            return f"ReadWriteOncePod claim(s) {', '.join(used)} already in use by a pod"
         return None
 
     def events_to_register(self) -> list[ClusterEventSpec]:

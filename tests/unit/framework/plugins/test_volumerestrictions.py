@@ -256,6 +256,8 @@ def test_higher_priority_second_user_preempts_the_holder() -> None:
         "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and "
         "ReadWriteOncePod access mode."
     )
+    detail = VolumeRestrictions().explain_row(preemptor, cluster, 1)
+    assert detail == "ReadWriteOncePod claim(s) data already in use by a pod"
     before = cluster.volume_index.state()
     pf = fw.run_post_filter(preemptor, cluster, result)
     assert pf is not None and pf.nominated_node == "n0"

@@ -224,3 +224,128 @@ def cluster_of(nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, A
         if record.node_name:
             cache.add_pod(record)
     return cache
+
+
+# --------------------------------------------------------------------------- storage
+# Volume entries (``make_pod(volumes=[...])``) and the storage objects the volume plugins read, as
+# upstream's ``st.MakePersistentVolume()`` / ``MakePersistentVolumeClaim()`` build them.
+
+
+def claim_volume(claim: str, *, name: str | None = None, read_only: bool = False) -> dict[str, Any]:
+    """A ``persistentVolumeClaim`` volume entry."""
+    return {
+        "name": name or claim,
+        "persistentVolumeClaim": {"claimName": claim, **({"readOnly": True} if read_only else {})},
+    }
+
+
+def ephemeral_volume(name: str) -> dict[str, Any]:
+    """A generic ephemeral volume entry (its claim is ``<pod>-<name>``)."""
+    return {"name": name, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+
+
+def inline_volume(source: str, name: str = "", **fields: Any) -> dict[str, Any]:
+    """An inline volume entry: ``inline_volume("awsElasticBlockStore", volumeID="vol-1")``."""
+    return {"name": name or source.lower(), source: dict(fields)}
+
+
+def make_pv(
+    name: str,
+    *,
+    labels: Mapping[str, str] | None = None,
+    csi: tuple[str, str] | None = None,
+    storage_class: str | None = None,
+    claim: tuple[str, str] | None = None,
+    resource_version: int | None = None,
+    **source: Any,
+) -> dict[str, Any]:
+    """A PersistentVolume dict; ``csi=(driver, handle)``, ``claim=(namespace, name)`` for its
+    claimRef, other keywords are in-tree sources (``awsElasticBlockStore={"volumeID": ...}``)."""
+    spec: dict[str, Any] = dict(source)
+    if csi is not None:
+        spec["csi"] = {"driver": csi[0], "volumeHandle": csi[1]}
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    if claim is not None:
+        spec["claimRef"] = {"namespace": claim[0], "name": claim[1]}
+    meta: dict[str, Any] = {"name": name, "labels": dict(labels or {})}
+    if resource_version is not None:
+        meta["resourceVersion"] = str(resource_version)
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec}
+
+
+def make_pvc(
+    name: str,
+    *,
+    namespace: str = "default",
+    volume_name: str = "",
+    storage_class: str | None = None,
+    access_modes: Iterable[str] = (),
+    owner_uid: str | None = None,
+    resource_version: int | None = None,
+) -> dict[str, Any]:
+    """A PersistentVolumeClaim dict; ``owner_uid`` adds a controller ownerReference to that pod uid."""
+    spec: dict[str, Any] = {"accessModes": list(access_modes)}
+    if volume_name:
+        spec["volumeName"] = volume_name
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if owner_uid is not None:
+        meta["ownerReferences"] = [{"kind": "Pod", "name": "owner", "uid": owner_uid, "controller": True}]
+    if resource_version is not None:
+        meta["resourceVersion"] = str(resource_version)
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def make_storage_class(
+    name: str, *, provisioner: str = "", binding_mode: str | None = None
+) -> dict[str, Any]:
+    """A StorageClass dict (``binding_mode=None`` leaves volumeBindingMode unset)."""
+    raw: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+    }
+    if binding_mode is not None:
+        raw["volumeBindingMode"] = binding_mode
+    return raw
+
+
+def make_csi_node(
+    name: str, drivers: Mapping[str, int | None] | None = None, *, migrated: Iterable[str] = ()
+) -> dict[str, Any]:
+    """A CSINode dict: driver name -> ``allocatable.count`` (None: no count)."""
+    meta: dict[str, Any] = {"name": name}
+    if migrated:
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(migrated)}
+    entries = []
+    for driver, count in (drivers or {}).items():
+        entry: dict[str, Any] = {"name": driver, "nodeID": name}
+        if count is not None:
+            entry["allocatable"] = {"count": count}
+        entries.append(entry)
+    spec = {"drivers": entries}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": spec}
+
+
+def make_volume_attachment(name: str, *, node: str, attacher: str, pv: str | None) -> dict[str, Any]:
+    """A VolumeAttachment dict; ``pv=None`` gives an inline (migrated) source."""
+    source: dict[str, Any] = {"persistentVolumeName": pv} if pv is not None else {"inlineVolumeSpec": {}}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": name},
+        "spec": {"attacher": attacher, "nodeName": node, "source": source},
+    }
+
+
+def store_objects(cache: ClusterCache, objects: Iterable[Mapping[str, Any]]) -> ClusterCache:
+    """Put storage object dicts into the cache's volume store, as the informers would."""
+    from ksched.model.storage import DECODERS
+
+    for raw in objects:
+        resource, decode = DECODERS[raw["kind"]]
+        cache.volumes.upsert(resource, decode(raw))
+    return cache

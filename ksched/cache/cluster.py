@@ -49,6 +49,7 @@ from ksched.cache.node_table import NodeTable
 from ksched.cache.reader import ReaderAccessors
 from ksched.cache.selector_owners import SelectorOwnerIndex
 from ksched.cache.sparse import ImageIndex, PortIndex
+from ksched.cache.volume_index import VolumeIndex
 from ksched.cache.volumes import VolumeStore
 from ksched.cache.what_if import WhatIf
 from ksched.errors import CacheError
@@ -99,6 +100,8 @@ class ClusterCache(ReaderAccessors):
         """Services, RCs, ReplicaSets, StatefulSets: PodTopologySpread's default selector."""
         self.volumes = VolumeStore()
         """PVs, PVCs, StorageClasses, CSI objects and assumed volume bindings (the volume plugins)."""
+        self.volume_index = VolumeIndex(self.volumes, self.nodes)
+        """Per row: the pods' attachable volumes per CSI driver, their inline disks (volume plugins)."""
         if check_overlays is None:
             check_overlays = os.environ.get(CHECK_OVERLAY_ENV, "") not in ("", "0")
         self.check_overlays = check_overlays
@@ -194,12 +197,15 @@ class ClusterCache(ReaderAccessors):
         row = self.nodes.add(node)
         self.images.set_row(row, [(img.names, img.size_bytes) for img in node.images])
         if not existed:
+            self.volume_index.node_added(node.name, row)
             for uid in self._pods_on.get(node.name, ()):
                 entry = self.pods[uid]
                 entry.row = row
                 self._account(entry.pod, row, +1)
                 self.labelsets.move(entry.label_set, -1, row, entry.pod.deleting)
                 self.affinity_terms.move(uid, -1, row)
+                if entry.pod.volumes:
+                    self.volume_index.move(uid, row)
         return row
 
     update_node = add_node
@@ -215,6 +221,9 @@ class ClusterCache(ReaderAccessors):
             self.labelsets.move(entry.label_set, entry.row, -1, entry.pod.deleting)
             self.affinity_terms.move(uid, entry.row, -1)
             entry.row = -1
+            if entry.pod.volumes:
+                self.volume_index.move(uid, -1)
+        self.volume_index.node_removed(name, row)
 
     # ------------------------------------------------------------------ pods
     def _account(self, pod: Pod, row: int, sign: int) -> None:
@@ -235,12 +244,14 @@ class ClusterCache(ReaderAccessors):
         self._account(pod, row, +1)
         if pod.volumes:
             self.volumes.count_pod(pod, +1)
+            self.volume_index.attach(pod, row, bool(self._overlays))
 
     def _detach(self, uid: str) -> PodEntry:
         entry = self.pods.pop(uid)
         self._account(entry.pod, entry.row, -1)
         if entry.pod.volumes:
             self.volumes.count_pod(entry.pod, -1)
+            self.volume_index.detach(uid, bool(self._overlays))
         self.labelsets.detach(entry.label_set, entry.row, entry.pod.deleting)
         self.affinity_pods.discard(uid)
         self.affinity_terms.detach(uid, entry.row)

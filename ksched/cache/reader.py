@@ -9,7 +9,8 @@ plugin reads
   ``0 <= row < n_rows``;
 - **the indexes** the built-in plugins use for speed: ``nodes`` (the node table and its columns),
   ``resources``, ``ports``, ``images``, ``labelsets``, ``affinity_terms``, ``selector_owners``,
-  ``pdbs``, ``volumes`` (PVs, PVCs, storage classes, CSI objects), and the pods on a node
+  ``pdbs``, ``volumes`` (PVs, PVCs, storage classes, CSI objects), ``volume_index`` (each row's
+  attached volumes per CSI driver and inline disks), and the pods on a node
   (``pods_on``, ``entries_on``);
 - **a what-if overlay** (``what_if``) for asking how the cluster would look with pods added or
   taken away; everything is put back exactly when it ends (:mod:`ksched.cache.what_if`).
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ksched.cache.node_table import NodeTable
     from ksched.cache.selector_owners import SelectorOwnerIndex
     from ksched.cache.sparse import ImageIndex, PortIndex
+    from ksched.cache.volume_index import VolumeIndex
     from ksched.cache.volumes import VolumeStore
     from ksched.cache.what_if import WhatIf
     from ksched.model.node import Node
@@ -54,6 +56,7 @@ class ClusterReader(Protocol):
     selector_owners: SelectorOwnerIndex
     pdbs: Mapping[str, PodDisruptionBudget]
     volumes: VolumeStore
+    volume_index: VolumeIndex
 
     def __contains__(self, uid: object) -> bool: ...
     def pods_on(self, node_name: str) -> list[Pod]: ...

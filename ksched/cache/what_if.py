@@ -33,10 +33,10 @@ preemption's per-row listings) thus never mistakes the state inside an overlay f
 it. ``generation`` (node changes) is left alone: an overlay changes no node.
 
 Debug check (``KSCHED_CHECK_OVERLAY=1`` or ``ClusterCache(check_overlays=True)``): an overlay
-copies the node table's arrays, the host-port counts and the pods' placement when it opens and
-compares when it closes; a difference raises :class:`~ksched.errors.OverlayNotRestored` naming the
-array and the first differing row. ``row_version`` must only have grown; resource columns added
-meanwhile must be zero.
+copies the node table's arrays, the host-port counts, the pods' placement and the volume index's
+state when it opens and compares when it closes; a difference raises
+:class:`~ksched.errors.OverlayNotRestored` naming the array and the first differing row.
+``row_version`` must only have grown; resource columns added meanwhile must be zero.
 
 Called only from the scheduling thread, like every cache mutator.
 """
@@ -360,9 +360,10 @@ def _readd(cache: ClusterCache, entry: PodEntry) -> None:
 
 
 class _Snapshot:
-    """What the debug check compares: the node table's arrays, host-port counts, pod placement."""
+    """What the debug check compares: the node table's arrays, host-port counts, pod placement,
+    the volume index."""
 
-    __slots__ = ("arrays", "n_rows", "placed", "ports")
+    __slots__ = ("arrays", "n_rows", "placed", "ports", "volumes")
 
     def __init__(self, cache: ClusterCache) -> None:
         nodes = cache.nodes
@@ -370,6 +371,7 @@ class _Snapshot:
         self.arrays = {name: getattr(nodes, name)[:n].copy() for name in ARRAYS}
         self.ports = cache.ports.counts()
         self.placed = {uid: (e.pod, e.node_name, e.row, e.assumed) for uid, e in cache.pods.items()}
+        self.volumes = cache.volume_index.state()
 
     def compare(self, cache: ClusterCache) -> None:
         nodes = cache.nodes
@@ -397,6 +399,8 @@ class _Snapshot:
                 raise OverlayNotRestored(f"NodeTable.{name}", r, f"{now[r].tolist()}, was {was}{label}")
         if cache.ports.counts() != self.ports:
             raise OverlayNotRestored("PortIndex", -1, "host-port counts differ")
+        if cache.volume_index.state() != self.volumes:
+            raise OverlayNotRestored("VolumeIndex", -1, "attached volumes, disks or claim references differ")
         placed = {uid: (e.pod, e.node_name, e.row, e.assumed) for uid, e in cache.pods.items()}
         if placed.keys() != self.placed.keys():
             extra = sorted(placed.keys() ^ self.placed.keys())[:3]

@@ -18,19 +18,21 @@ scores_in_range         skips the 0..100 range check of the plugin's scores
 explain_row             adds a plugin's own sentence to ``ksched explain``'s node reasons
 pre_enqueue             keeps a pod out of the active queue (upstream PreEnqueue)
 events_to_register      requeues the pods it rejected only on these cluster events
+queueing_hints          says, per registered event, whether it may help one rejected pod
 ======================  =================================================================
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ksched.errors import ConfigError
 
 if TYPE_CHECKING:
     from ksched.cache.reader import ClusterReader
-    from ksched.framework.interface import CycleState, FilterResult, Status
+    from ksched.framework.api import ClusterEventSpec
+    from ksched.framework.interface import CycleState, FilterResult, HintFn, Status
     from ksched.framework.row_delta import RowDelta
     from ksched.model.pod import Pod
 
@@ -128,8 +130,28 @@ class PreEnqueue(Protocol):
     def pre_enqueue(self, pod: Pod) -> Status: ...
 
 
+@runtime_checkable
+class QueueingHints(Protocol):
+    """``queueing_hints()``: the plugin's registered events (``api.cluster_event`` specs) with the
+    hint function for each (None: every such event may help, upstream's nil ``QueueingHintFn``).
+
+    The events are the ones ``events_to_register`` returns. The scheduling queue does not ask the
+    hints yet (it moves a pod on any registered event, as if every hint said Queue).
+    """
+
+    def queueing_hints(self) -> Mapping[ClusterEventSpec, HintFn | None]: ...
+
+
 _ATTRIBUTES: dict[str, type] = {"skips_pods_without": str, "row_local": bool, "scores_in_range": bool}
-_METHODS = ("relevance", "filter_rows", "filter_rows_key", "explain_row", "pre_enqueue", "events_to_register")
+_METHODS = (
+    "relevance",
+    "filter_rows",
+    "filter_rows_key",
+    "explain_row",
+    "pre_enqueue",
+    "events_to_register",
+    "queueing_hints",
+)
 HOOK_NAMES: tuple[str, ...] = (*_ATTRIBUTES, *_METHODS)
 
 

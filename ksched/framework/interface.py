@@ -19,7 +19,7 @@ cache's overlay, ``ClusterReader.what_if``), block, or do I/O: a cycle reads liv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -67,6 +67,20 @@ _CODE_LABELS = {
     Code.SKIP: "Skip",
     Code.PENDING: "Pending",
 }
+
+
+class QueueingHint(IntEnum):
+    """Upstream's ``QueueingHint``: what a plugin's hint function says about one cluster event for
+    a pod the plugin rejected: move it back to the queue, or leave it parked."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+HintFn = Callable[["Pod", object, object], QueueingHint]
+"""A hint function: ``fn(pod, old, new)`` with the event's old and new objects (None when there is
+none: an Add has no old object, a Delete no new one). A wrong object type answers QUEUE, as
+upstream's queue does when a hint returns an error."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ksched.cache.node_table import NodeTable
     from ksched.cache.selector_owners import SelectorOwnerIndex
     from ksched.cache.sparse import ImageIndex, PortIndex
+    from ksched.cache.volume_index import VolumeIndex
     from ksched.cache.volumes import VolumeStore
     from ksched.cache.what_if import WhatIf
     from ksched.model.pdb import PodDisruptionBudget
@@ -76,6 +77,10 @@ class ClusterView(ReaderAccessors):
     @property
     def volumes(self) -> VolumeStore:
         return self._cache.volumes
+
+    @property
+    def volume_index(self) -> VolumeIndex:
+        return self._cache.volume_index
 
     # ------------------------------------------------------------------ pods
     def __contains__(self, uid: object) -> bool:

@@ -21,7 +21,7 @@ from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
 from ksched.model.quantity import parse_quantity
 from ksched.model.selectors import LabelSelector, NodeSelectorTerm, parse_label_selector, parse_term
-from ksched.model.volumes import InTreeSource, parse_in_tree
+from ksched.model.volumes import InTreeSource, gce_zone, parse_in_tree
 
 ANN_BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
@@ -178,19 +178,9 @@ def _csi_source(raw: Any, obj: str) -> CSISource | None:
 
 
 def _gce_zone(src: InTreeSource, labels: Mapping[str, str]) -> InTreeSource:
-    """A GCE PD PV's CSI handle names its zone (or region, when regional) from the PV's labels."""
-    zones = labels.get("topology.kubernetes.io/zone") or labels.get(
-        "failure-domain.beta.kubernetes.io/zone", ""
-    )
-    if not zones:
-        return src
-    parts = zones.split("__")
-    if len(parts) == 1:
-        return replace(src, zone=f"zones/{parts[0]}")
-    region = labels.get("topology.kubernetes.io/region") or labels.get(
-        "failure-domain.beta.kubernetes.io/region", ""
-    )
-    return replace(src, zone=f"regions/{region or 'UNSPECIFIED'}")
+    """A GCE PD PV's CSI handle names its zone (or region, when regional) from the PV's zone label."""
+    zone, problem = gce_zone(labels)
+    return replace(src, zone=zone, translation_error=problem) if zone or problem else src
 
 
 def pv_from_dict(raw: Any) -> PersistentVolume:

@@ -17,9 +17,11 @@ source is read the same way and translated to the same CSI driver and volume han
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import unquote, urlsplit
 
 from ksched.model import _fields as f
 
@@ -42,11 +44,19 @@ CSI_DRIVER_OF: Final[Mapping[str, str]] = {
     AZURE_FILE: "file.csi.azure.com",
     VSPHERE: "csi.vsphere.vmware.com",
 }
-"""csi-translation-lib's in-tree plugin name -> CSI driver name (``GetCSINameFromInTreeName``)."""
+"""csi-translation-lib's in-tree plugins (``IsInlineMigratable``, ``IsPVMigratable``,
+``IsMigratableIntreePluginByName``): plugin name -> CSI driver name (``GetCSINameFromInTreeName``)."""
 
 MIGRATION_ON: Final = frozenset({AWS_EBS, GCE_PD, AZURE_DISK, CINDER, PORTWORX})
-"""Plugins whose CSI migration is on in v1.35 (``isCSIMigrationOn``); Azure File and vSphere
-translate but the scheduler does not count them."""
+"""Plugins whose CSI migration NodeVolumeLimits honours in v1.35 (``isCSIMigrationOn``): on every
+node that has a CSINode object, whatever its ``migrated-plugins`` annotation says (the annotation
+check went with the last migration feature gate). Azure File and vSphere translate, but their
+volumes are counted nowhere."""
+
+GCE_UNSPECIFIED: Final = "UNSPECIFIED"
+BETA_ZONE: Final = "failure-domain.beta.kubernetes.io/zone"
+ZONE: Final = "topology.kubernetes.io/zone"
+_EBS_VOLUME_ID: Final = re.compile(r"^vol-[^/]*$")
 
 _SOURCE_FIELDS: Final[Mapping[str, tuple[str, str]]] = {
     "gcePersistentDisk": (GCE_PD, "pdName"),
@@ -76,7 +86,16 @@ class InTreeSource:
     monitors: frozenset[str] = frozenset()
     """RBD monitors (two RBD sources conflict when their monitor sets overlap)."""
     zone: str = ""
-    """GCE PD: the zone (or ``region`` for a regional disk) its CSI handle names; empty inline."""
+    """GCE PD: the ``zones/<zone>`` or ``regions/<region>`` part of its CSI handle (a PV's, from
+    its zone label); empty inline, where the translator writes ``zones/UNSPECIFIED``."""
+    translation_error: str = ""
+    """Why csi-translation-lib refuses to translate this source (upstream's error text); empty
+    when it translates."""
+
+    @property
+    def migratable(self) -> bool:
+        """csi-translation-lib has a translator for it (``IsInlineMigratable`` / ``IsPVMigratable``)."""
+        return self.plugin in CSI_DRIVER_OF
 
     @property
     def migrated_driver(self) -> str:
@@ -85,20 +104,66 @@ class InTreeSource:
 
     @property
     def csi_handle(self) -> str:
-        """The CSI volume handle csi-translation-lib gives this source (for counting, unique per disk)."""
+        """The CSI volume handle csi-translation-lib gives this source; ``""`` when it refuses to
+        translate it (:attr:`translation_error`)."""
+        if self.translation_error:
+            return ""
         if self.plugin == AWS_EBS:
             return ebs_volume_id(self.disk)
         if self.plugin == GCE_PD:
-            zone = self.zone or "zones/UNSPECIFIED"
-            return f"projects/UNSPECIFIED/{zone}/disks/{self.disk}"
+            zone = self.zone or f"zones/{GCE_UNSPECIFIED}"
+            return f"projects/{GCE_UNSPECIFIED}/{zone}/disks/{self.disk}"
         return self.disk
 
 
 def ebs_volume_id(volume_id: str) -> str:
-    """``aws://<zone>/vol-123`` (the Kubernetes form) -> ``vol-123``, as the EBS translator does."""
-    if volume_id.startswith("aws://"):
-        return volume_id.rsplit("/", 1)[-1]
-    return volume_id
+    """The EBS translator's ``KubernetesVolumeIDToEBSVolumeID``: ``aws://<zone>/vol-123`` and
+    ``aws:///vol-123`` -> ``vol-123``, a bare ID as it is; ValueError (upstream's text) for an
+    ``aws://`` URL whose path is not ``vol-...``."""
+    if not volume_id.startswith("aws://"):
+        return volume_id
+    path = unquote(urlsplit(volume_id).path).strip("/")
+    if not _EBS_VOLUME_ID.match(path):
+        raise ValueError(f"Invalid format for AWS volume ({volume_id})")
+    return path
+
+
+def _translation_error(plugin: str, disk: str, azure_kind: str | None) -> str:
+    """What csi-translation-lib says when it cannot translate the source (``""``: it can)."""
+    if plugin == AWS_EBS:
+        try:
+            ebs_volume_id(disk)
+        except ValueError as exc:
+            return f"failed to translate Kubernetes ID to EBS Volume ID {exc}"
+    elif plugin == AZURE_DISK and azure_kind is not None and azure_kind.lower() != "managed":
+        return f"kind({azure_kind}) is not supported in csi migration"
+    return ""
+
+
+def gce_zone(labels: Mapping[str, str]) -> tuple[str, str]:
+    """The GCE PD translator's zone part of a PV's CSI handle, from its zone label (the beta one
+    first, as it reads them): ``(zones/<z> | regions/<r> | "", error)``. Several zones
+    (``a__b``) make a regional disk, whose region every zone (``<locale>-<region>-<zone>``) must
+    agree on."""
+    value = labels.get(BETA_ZONE) or labels.get(ZONE, "")
+    zones = value.split("__")
+    if len(zones) == 1:
+        return (f"zones/{zones[0]}", "") if zones[0] else ("", "")
+    regions = set()
+    for zone in zones:
+        parts = zone.split("-")
+        if len(parts) != 3:
+            return "", (
+                "failed to get region from zones: zone in unexpected format, expected:"
+                f" {{locale}}-{{region}}-{{zone}}, got: {zone}"
+            )
+        regions.add(f"{parts[0]}-{parts[1]}")
+    if len(regions) != 1:
+        found = " ".join(f"{r}:{{}}" for r in sorted(regions))
+        return "", (
+            f"failed to get region from zones: multiple or no regions gotten from zones, got: map[{found}]"
+        )
+    return f"regions/{regions.pop()}", ""
 
 
 def parse_in_tree(vm: Mapping[str, Any], obj: str, path: str) -> InTreeSource | None:
@@ -121,7 +186,10 @@ def parse_in_tree(vm: Mapping[str, Any], obj: str, path: str) -> InTreeSource | 
                     f.string(m, obj, f"{path}.rbd.monitors[{i}]") for i, m in enumerate(monitors)
                 ),
             )
-        return InTreeSource(plugin, disk, read_only)
+        kind = None
+        if plugin == AZURE_DISK and src.get("kind") is not None:
+            kind = f.string(src.get("kind"), obj, f"{path}.{key}.kind")
+        return InTreeSource(plugin, disk, read_only, translation_error=_translation_error(plugin, disk, kind))
     return None
 
 

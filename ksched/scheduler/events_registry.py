@@ -10,8 +10,9 @@ A :class:`ClusterEvent` is a resource plus a bitset of actions. A plugin *regist
 internal ``AssignedPod`` / ``UnschedulablePod``) and the incoming action is the same as or more
 specific than the registered one. The wildcard event ``*/All`` matches everything.
 
-Upstream asks each plugin's QueueingHint function whether an event may help a particular pod. ksched
-has no hint functions yet, so :class:`EventsRegistry` answers as if every hint of a registered event
+Upstream asks each plugin's QueueingHint function whether an event may help a particular pod.
+ksched's queue does not ask hint functions yet (the volume plugins expose theirs through
+``queueing_hints()``), so :class:`EventsRegistry` answers as if every hint of a registered event
 returned ``Queue``: the pod moves whenever one of its rejecting plugins registered the event. That
 is never stricter than upstream (no pod is stranded that upstream would move), only sometimes
 looser; callers narrow it by sending the specific events (``AssignedPodDelete`` rather than
@@ -198,7 +199,7 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
         _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.UPDATE_POD_TOLERATION | A.DELETE),
         _ev(NODE, A.ADD | A.DELETE | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
-    # Storage and DRA plugins: the resources they watch, with every action (looser than upstream).
+    # VolumeBinding and DRA: the resources they watch, with every action (looser than upstream).
     names.VOLUME_BINDING: (
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD | A.UPDATE),
         _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
@@ -208,19 +209,22 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
         _ev(CSI_STORAGE_CAPACITY, A.ADD | A.UPDATE),
         _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
+    # Read from upstream's volume plugins (QueueingHints on; their hint functions are the plugins'
+    # queueing_hints(), which the queue does not ask yet).
     names.VOLUME_RESTRICTIONS: (
         _ev(POD, A.DELETE),
+        _ev(NODE, A.ADD),
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD),
-        _ev(NODE, A.ADD | A.UPDATE_NODE_TAINT),
     ),
     names.VOLUME_ZONE: (
         _ev(STORAGE_CLASS, A.ADD),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL),
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD | A.UPDATE),
         _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
-        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
     names.NODE_VOLUME_LIMITS: (
         _ev(CSI_NODE, A.ADD),
+        _ev(CSI_NODE, A.UPDATE),
         _ev(POD, A.DELETE),
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD),
         _ev(VOLUME_ATTACHMENT, A.DELETE),

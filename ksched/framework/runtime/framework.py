@@ -57,6 +57,7 @@ ROW_LOCAL_FILTERS = frozenset(
         names.NODE_AFFINITY,
         names.NODE_PORTS,
         names.NODE_RESOURCES_FIT,
+        names.VOLUME_ZONE,
     }
 )
 """In-tree filters whose verdict on a node reads only that node's row (its own data and the pods

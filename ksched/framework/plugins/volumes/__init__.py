@@ -1,9 +1,9 @@
-"""VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone.
+"""The stand-in for VolumeBinding until it is ported.
 
-Upstream skips all four for a pod that mounts no PersistentVolumeClaim (and no generic ephemeral
-volume), which is every pod ksched can place today: it does not watch PVs, PVCs, StorageClasses or
-CSINodes yet. A pod that does use claims gets an explicit error naming the claim instead of a
-decision made without the data (upstream would look the claim up).
+Upstream skips VolumeBinding for a pod that mounts no PersistentVolumeClaim (and no generic
+ephemeral volume). A pod that does use claims gets an explicit error naming the claim instead of a
+decision made without the data (upstream would bind them). VolumeRestrictions, NodeVolumeLimits and
+VolumeZone are packages of their own.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ UNSUPPORTED: Final = "ksched does not evaluate PersistentVolumeClaims yet: pod u
 
 
 class VolumePlugin:
-    """One of the four volume plugins: Skip without claims, an error with them."""
+    """A volume plugin not ported yet: Skip without claims, an error with them."""
 
     skips_pods_without = "volume_claims"
     """PreFilter skips pods without claims; the runtime then need not call it (``PodGatedPlugin``)."""
@@ -46,17 +46,5 @@ class VolumePlugin:
         return FilterResult.all_pass()
 
 
-def new_volume_restrictions(args: Any, handle: Handle) -> VolumePlugin:
-    return VolumePlugin(names.VOLUME_RESTRICTIONS)
-
-
-def new_node_volume_limits(args: Any, handle: Handle) -> VolumePlugin:
-    return VolumePlugin(names.NODE_VOLUME_LIMITS)
-
-
 def new_volume_binding(args: Any, handle: Handle) -> VolumePlugin:
     return VolumePlugin(names.VOLUME_BINDING)
-
-
-def new_volume_zone(args: Any, handle: Handle) -> VolumePlugin:
-    return VolumePlugin(names.VOLUME_ZONE)

@@ -47,6 +47,7 @@ POD_INDEPENDENT_FILTERS = frozenset(
         names.NODE_NAME,
         names.TAINT_TOLERATION,
         names.NODE_AFFINITY,
+        names.VOLUME_BINDING,
     }
 )
 """In-tree filters whose verdict on a node never depends on the pods there. The nominated-pods

@@ -1,6 +1,6 @@
-"""VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone.
+"""VolumeRestrictions, NodeVolumeLimits and VolumeZone (VolumeBinding is ``plugins/volumebinding``).
 
-Upstream skips all four for a pod that mounts no PersistentVolumeClaim (and no generic ephemeral
+Upstream skips all three for a pod that mounts no PersistentVolumeClaim (and no generic ephemeral
 volume), which is every pod ksched can place today: it does not watch PVs, PVCs, StorageClasses or
 CSINodes yet. A pod that does use claims gets an explicit error naming the claim instead of a
 decision made without the data (upstream would look the claim up).
@@ -27,7 +27,7 @@ UNSUPPORTED: Final = "ksched does not evaluate PersistentVolumeClaims yet: pod u
 
 
 class VolumePlugin:
-    """One of the four volume plugins: Skip without claims, an error with them."""
+    """One of the three volume plugins: Skip without claims, an error with them."""
 
     skips_pods_without = "volume_claims"
     """PreFilter skips pods without claims; the runtime then need not call it (``PodGatedPlugin``)."""
@@ -52,10 +52,6 @@ def new_volume_restrictions(args: Any, handle: Handle) -> VolumePlugin:
 
 def new_node_volume_limits(args: Any, handle: Handle) -> VolumePlugin:
     return VolumePlugin(names.NODE_VOLUME_LIMITS)
-
-
-def new_volume_binding(args: Any, handle: Handle) -> VolumePlugin:
-    return VolumePlugin(names.VOLUME_BINDING)
 
 
 def new_volume_zone(args: Any, handle: Handle) -> VolumePlugin:

@@ -93,6 +93,12 @@ SUCCESS = Status()
 SKIP = Status(Code.SKIP)
 
 
+def is_pending_pre_bind(value: object) -> bool:
+    """Whether ``value`` is a PendingPreBind (:mod:`ksched.framework.api`): it has ``set_waker``,
+    ``poll`` and ``next_poll_at`` methods."""
+    return all(callable(getattr(value, m, None)) for m in ("set_waker", "poll", "next_poll_at"))
+
+
 class QueueingHint(IntEnum):
     """Upstream's ``QueueingHint``: what a plugin's hint function says about one cluster event
     for one pod it rejected (``QueueSkip``: the event cannot help it; ``Queue``: it may)."""
@@ -179,6 +185,8 @@ class CycleState:
     data: dict[str, Any] = field(default_factory=dict)
     skip_filter: set[str] = field(default_factory=set)
     skip_score: set[str] = field(default_factory=set)
+    skip_pre_bind: set[str] = field(default_factory=set)
+    """PreBind plugins whose PreBindPreFlight said Skip: their PreBind is not called."""
     score_weights: Mapping[str, int] = field(default_factory=dict)
     best_rows: BestRows | None = None
     sampled: bool = False

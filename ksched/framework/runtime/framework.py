@@ -362,8 +362,17 @@ class Framework:
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
         return binding.run_permit(self.permit_plugins, state, pod, node, self.timer)
 
-    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node: str) -> Status:
+        return binding.run_pre_bind_pre_flights(self.pre_bind_plugins, state, pod, node, self.timer)
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status | binding.PreBindWait:
+        """PreBind, or where it stopped to wait (:meth:`resume_pre_bind` goes on from there)."""
         return binding.run_pre_bind(self.pre_bind_plugins, state, pod, node, self.timer)
+
+    def resume_pre_bind(
+        self, state: CycleState, pod: Pod, node: str, wait: binding.PreBindWait, outcome: Status
+    ) -> Status | binding.PreBindWait:
+        return binding.resume_pre_bind(self.pre_bind_plugins, state, pod, node, self.timer, wait, outcome)
 
     def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
         binding.run_post_bind(self.post_bind_plugins, state, pod, node, self.timer)

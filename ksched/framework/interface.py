@@ -250,6 +250,8 @@ class PodGatedPlugin(Plugin, Protocol):
     they had returned Skip), and checks each attribute once per cycle however many plugins share
     it: the four volume plugins, DynamicResources and the pending stand-ins cost a call or three
     each per cycle otherwise. A unit test checks every declaration against the real methods.
+    For binding-cycle plugins the promise covers their binding points too
+    (:class:`ksched.framework.hooks.PodGated`).
     """
 
     skips_pods_without: str

@@ -4,7 +4,8 @@ VolumeBinding and an in-memory API (:class:`FakeApi`), fed through the inbox, on
 The pod whose volumes must be bound stays assumed and parked while other pods are scheduled; its
 binding is posted once the PV controller (the test) completes the claim; a timeout, an API error or
 the pod's deletion fail it with upstream's message, unreserve (no assumption is left) and requeue it
-with backoff; a replica that lost its lease posts nothing.
+with backoff; a replica that lost its lease posts nothing. Pods without claims skip the binding
+cycle altogether.
 """
 
 from __future__ import annotations
@@ -221,3 +222,22 @@ def test_no_binding_is_posted_after_the_lease_is_lost() -> None:
     tick(sched, clock, 1)  # even if the pending PreBind is polled and succeeds
     assert sched.binding_cycle.pre_binding == {}  # it did succeed
     assert bound(outbox) == []
+
+
+def test_pods_without_claims_skip_the_binding_cycle() -> None:
+    sched, outbox, _, _ = harness()
+    fw = sched.profiles["default-scheduler"]
+    assert fw.has_binding_plugins  # VolumeBinding reserves and pre-binds ...
+    plain = add_pod(sched, "plain")
+    with_claim = add_pod(sched, "claims", "data")
+    assert not fw.needs_binding_cycle(plain)  # ... but only for pods with claims
+    assert fw.needs_binding_cycle(with_claim)
+    calls: list[str] = []
+    real = sched.binding_cycle.start
+    sched.binding_cycle.start = lambda fw, result, pinfo, *a: (
+        calls.append(pinfo.pod.name),
+        real(fw, result, pinfo, *a),
+    )  # type: ignore[method-assign]
+    drain(sched)
+    assert calls == ["claims"]
+    assert ("plain", "n1") in bound(outbox) or ("plain", "n2") in bound(outbox)

@@ -16,19 +16,22 @@ group, on one node of it: exact (static matching with the smallest-fit rule, pre
 the exclusion of PVs chosen for earlier claims, then provisioning), and as many calls as there are
 distinct groups, not nodes.
 
-PV affinity masks are kept across cycles, keyed on the PV record (immutable: an update is a new
-record) and the node table's generation; the rest lives for one Filter call. The rows that hold
+PV affinity masks are kept across cycles, keyed on the affinity terms (PVs with equal terms share
+one) and the node table's generation; the rest lives for one Filter call. The rows that hold
 no node are computed too (garbage the runtime masks), except that a binder error is raised only
 for a row that holds a node.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from fractions import Fraction
 from typing import Final
 
 import numpy as np
 
 from ksched.cache.node_selector import RowMatcher
+from ksched.cache.volumes import STORAGE_CLASSES
 from ksched.framework.api import ClusterReader, Code, FilterResult
 from ksched.framework.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -39,10 +42,18 @@ from ksched.framework.plugins.volumebinding.binder import (
     NodeFacts,
     PodVolumeClaims,
     find_unbound,
+    go_quote,
     pv_missing_reason,
+    sort_by_size,
     topology_term_valid,
 )
-from ksched.framework.plugins.volumebinding.matching import compiled_affinity, passes_static_checks
+from ksched.framework.plugins.volumebinding.matching import (
+    capacity,
+    compiled_affinity,
+    is_volume_bound_to_claim,
+    passes_static_checks,
+    passes_unbound_checks,
+)
 from ksched.framework.plugins.volumebinding.translation import (
     TranslationError,
     migrating_plugin,
@@ -102,10 +113,35 @@ def selector_mask(matcher: RowMatcher, selector: LabelSelector) -> np.ndarray:
 
 
 class AffinityMasks:
-    """PV node-affinity masks over one node table, kept across cycles (scheduling thread only)."""
+    """PV node-affinity masks over one node table, kept across cycles (scheduling thread only).
+
+    PVs with equal affinity terms (every local PV of a node, every PV of a zone) share one mask and
+    one :meth:`terms_id`; a CSI translation's mask is the PV's own."""
 
     def __init__(self) -> None:
-        self._memo: dict[tuple[str, bool], tuple[PersistentVolume, object, int, int, np.ndarray]] = {}
+        self._ids: dict[str, tuple[PersistentVolume, int]] = {}
+        self._interned: dict[tuple[NodeSelectorTerm, ...], int] = {}
+        self._memo: dict[tuple[object, ...], tuple[object, object, int, int, np.ndarray]] = {}
+
+    def begin(self, n_pvs: int) -> None:
+        """At the start of a Filter call (never during one: ids must stay put), forget what PVs
+        that are gone left behind once it outgrows the ``n_pvs`` PVs there are."""
+        bound = 2 * n_pvs + 64
+        if len(self._ids) > bound or len(self._interned) > bound or len(self._memo) > bound:
+            self._ids.clear()
+            self._interned.clear()
+            self._memo.clear()
+
+    def terms_id(self, pv: PersistentVolume) -> int:
+        """A small int naming ``pv``'s (present) affinity terms: equal terms, equal ids."""
+        hit = self._ids.get(pv.name)
+        if hit is not None and hit[0] is pv:
+            return hit[1]
+        terms = pv.node_affinity
+        assert terms is not None
+        i = self._interned.setdefault(terms, len(self._interned))
+        self._ids[pv.name] = (pv, i)
+        return i
 
     def of(
         self, pv: PersistentVolume, translated: bool, cluster: ClusterReader, matcher: RowMatcher
@@ -113,11 +149,16 @@ class AffinityMasks:
         """The rows where ``pv``'s affinity (``translated``: its CSI translation's) holds, read-only.
         Raises :class:`TranslationError` when the translation fails."""
         nodes = cluster.nodes
-        key = (pv.name, translated)
+        key: tuple[object, ...]
+        owner: object
+        if translated:
+            key, owner = ("translated", pv.name), pv
+        else:
+            key, owner = ("terms", self.terms_id(pv)), None
         hit = self._memo.get(key)
         if (
             hit is not None
-            and hit[0] is pv
+            and hit[0] is owner
             and hit[1] is nodes
             and hit[2] == nodes.generation
             and hit[3] == nodes.n_rows
@@ -126,9 +167,7 @@ class AffinityMasks:
         terms = translated_affinity(pv) if translated else pv.node_affinity
         mask = terms_mask(matcher, terms)
         mask.flags.writeable = False
-        if len(self._memo) > 2 * len(cluster.volumes.pvs) + 64:
-            self._memo.clear()  # entries of PVs that are gone
-        self._memo[key] = (pv, nodes, nodes.generation, nodes.n_rows, mask)
+        self._memo[key] = (owner, nodes, nodes.generation, nodes.n_rows, mask)
         return mask
 
 
@@ -141,6 +180,7 @@ class _Cycle:
         self.nodes = cluster.nodes
         self.n = self.nodes.n_rows
         self.masks = masks
+        masks.begin(len(self.store.pvs))
         self._matcher: RowMatcher | None = None
         self._migrated: dict[str, np.ndarray] = {}
 
@@ -263,16 +303,14 @@ def _unbound(claims: PodVolumeClaims, cyc: _Cycle, valid: np.ndarray) -> tuple[n
     rows = np.flatnonzero(valid)
     if rows.size == 0:
         return np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
-    features = _features(claims, cyc)
-    varying = [f[rows] for f in features]
-    varying = [f for f in varying if f.any() and not f.all()]
-    if not varying:
-        ok, sufficient = cyc.reference(claims, int(rows[0]))
-        return np.full(n, not ok, dtype=np.bool_), np.full(n, not sufficient, dtype=np.bool_)
-    first, inverse = group_rows(np.stack(varying))
-    outcomes = [cyc.reference(claims, int(rows[i])) for i in first]
-    ok_g = np.array([o[0] for o in outcomes], dtype=np.bool_)
-    sufficient_g = np.array([o[1] for o in outcomes], dtype=np.bool_)
+    ev = _UnboundEval(claims, cyc)
+    features = ev.features if rows.size == n else ev.features[:, rows]
+    varying = features[features.any(axis=1) & ~features.all(axis=1)]
+    if varying.shape[0] == 0:
+        first, inverse = np.zeros(1, dtype=np.intp), np.zeros(rows.size, dtype=np.intp)
+    else:
+        first, inverse = group_rows(varying)
+    ok_g, sufficient_g = ev.outcome(features[:, first])
     unsatisfied = np.zeros(n, dtype=np.bool_)
     insufficient = np.zeros(n, dtype=np.bool_)
     unsatisfied[rows] = ~ok_g[inverse]
@@ -280,46 +318,194 @@ def _unbound(claims: PodVolumeClaims, cyc: _Cycle, valid: np.ndarray) -> tuple[n
     return unsatisfied, insufficient
 
 
-def _features(claims: PodVolumeClaims, cyc: _Cycle) -> list[np.ndarray]:
-    """Every node-dependent boolean the unbound half can read: the affinity of each PV some claim
-    could take, each provisioning class's topology, each (class, size)'s capacity."""
-    out: list[np.ndarray] = []
-    seen: set[str] = set()
-    store = cyc.store
-    for pvc in claims.delay:
-        for pv in claims.pvs_by_class.get(pvc.storage_class, ()):
-            if pv.name in seen or pv.node_affinity is None or not passes_static_checks(pvc, pv):
+class _Claim:
+    """One unbound claim as the grouped evaluation reads it: what does not depend on the node
+    (its candidate PVs, which are pre-bound to it, which pass the unbound checks, how it would be
+    provisioned), and for each candidate the feature row holding its affinity (the last row, all
+    true, for a PV without one)."""
+
+    __slots__ = (
+        "cap_feature",
+        "error",
+        "features",
+        "prebound",
+        "provisionable",
+        "smallest_first",
+        "topo_feature",
+        "volumes",
+    )
+
+    def __init__(
+        self, pvc: PersistentVolumeClaim, pvs: tuple[PersistentVolume, ...], cyc: _Cycle, index: _FeatureIndex
+    ) -> None:
+        candidates = [pv for pv in pvs if passes_static_checks(pvc, pv)]
+        self.volumes = np.array([index.volume(pv.name) for pv in candidates], dtype=np.intp)
+        self.features = np.array([index.affinity(pv, cyc) for pv in candidates], dtype=np.intp)
+        prebound = [i for i, pv in enumerate(candidates) if is_volume_bound_to_claim(pv, pvc)]
+        self.prebound = np.array(prebound, dtype=np.intp)
+        # The PVs a smallest-fit search may pick, smallest first; among equal sizes the earlier
+        # (FindMatchingVolume replaces its pick only by a strictly smaller one).
+        eligible = [
+            i for i, pv in enumerate(candidates) if i not in prebound and passes_unbound_checks(pvc, pv)
+        ]
+        eligible.sort(key=lambda i: _size_key(candidates[i]))
+        self.smallest_first = np.array(eligible, dtype=np.intp)
+        self.error: str | None = None
+        self.provisionable = False
+        self.topo_feature = self.cap_feature = ALWAYS
+        name = pvc.storage_class
+        cls = cyc.store.classes.get(name) if name else None
+        if not name:
+            self.error = f"no class for claim {go_quote(pvc.key)}"
+        elif cls is None:
+            missing = f"failed to find storage class {go_quote(name)}"
+            self.error = cyc.store.problem(STORAGE_CLASSES, name) or missing
+        elif cls.provisioner and cls.provisioner != NO_PROVISIONER:
+            self.provisionable = True
+            if cls.allowed_topologies:
+                self.topo_feature = index.of(("topology", cls.name), lambda: cyc.topology(cls))
+            driver = cyc.store.csi_drivers.get(cls.provisioner)
+            if pvc.request is not None and driver is not None and driver.storage_capacity:
+                size = value_of(pvc.request)
+                self.cap_feature = index.of(("capacity", cls.name, size), lambda: cyc.capacity(cls, size))
+
+    def match(self, bits: np.ndarray, excluded: np.ndarray) -> np.ndarray:
+        """``FindMatchingVolume`` in each group: the candidate chosen (-1: none), given each
+        group's feature values ``bits`` (features+1 x groups, the last row true) and the PVs
+        already chosen for earlier claims (``excluded``, volumes x groups)."""
+        g = bits.shape[1]
+        chosen = np.full(g, -1, dtype=np.intp)
+        if self.volumes.size == 0:
+            return chosen
+        valid = bits[self.features]
+        free = ~excluded[self.volumes]
+        cols = np.arange(g)
+        decided = np.zeros(g, dtype=np.bool_)
+        if self.prebound.size:  # the first pre-bound PV not chosen yet answers, if its affinity holds
+            avail = free[self.prebound]
+            decided = avail.any(axis=0)
+            pick = self.prebound[avail.argmax(axis=0)]
+            chosen = np.where(decided & valid[pick, cols], pick, -1)
+        if self.smallest_first.size:
+            fits = valid[self.smallest_first] & free[self.smallest_first]
+            found = fits.any(axis=0) & ~decided
+            chosen = np.where(found, self.smallest_first[fits.argmax(axis=0)], chosen)
+        return chosen
+
+
+def _size_key(pv: PersistentVolume) -> int | Fraction:
+    size = capacity(pv)
+    return size.numerator if size.denominator == 1 else size  # ints compare much faster
+
+
+ALWAYS: Final = -1
+"""The feature row that is true everywhere (the last one of :attr:`_UnboundEval.features`)."""
+
+
+class _FeatureIndex:
+    """The distinct node-dependent rows the unbound half reads, each computed once, and the PVs
+    the claims may pick."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+        self._at: dict[tuple[object, ...], int] = {}
+        self._volumes: dict[str, int] = {}
+
+    def of(self, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> int:
+        i = self._at.get(key)
+        if i is None:
+            i = self._at[key] = len(self.rows)
+            self.rows.append(make())
+        return i
+
+    def affinity(self, pv: PersistentVolume, cyc: _Cycle) -> int:
+        """The row of ``pv``'s node affinity (PVs with equal terms share one)."""
+        if pv.node_affinity is None:
+            return ALWAYS
+        return self.of(("affinity", cyc.masks.terms_id(pv)), lambda: cyc.affinity(pv))
+
+    def volume(self, name: str) -> int:
+        return self._volumes.setdefault(name, len(self._volumes))
+
+    @property
+    def n_volumes(self) -> int:
+        return len(self._volumes)
+
+
+class _UnboundEval:
+    """The unbound half of FindPodVolumes for groups of nodes, from precomputed rows: the outcome
+    of :func:`~.binder.find_unbound` (claims matched in size order, each excluding the PVs chosen
+    for the earlier ones, then provisioned) without reading labels node by node. ``features``
+    (features x rows) are the booleans it depends on."""
+
+    def __init__(self, claims: PodVolumeClaims, cyc: _Cycle) -> None:
+        index = _FeatureIndex()
+        by_class = claims.pvs_by_class
+        self.claims = [
+            _Claim(c, by_class.get(c.storage_class, ()), cyc, index) for c in sort_by_size(list(claims.delay))
+        ]
+        self.n_volumes = index.n_volumes
+        self.features = np.stack(index.rows) if index.rows else np.zeros((0, cyc.n), dtype=np.bool_)
+
+    def outcome(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(unbound claims satisfied, storage sufficient) for groups whose feature values are the
+        columns of ``bits``; raises :class:`BinderError` when a group's provisioning check errs
+        (the first group's error, in column order)."""
+        g = bits.shape[1]
+        bits = np.vstack([bits, np.ones((1, g), dtype=np.bool_)])  # ALWAYS
+        excluded = np.zeros((self.n_volumes, g), dtype=np.bool_)
+        cols = np.arange(g)
+        unmatched = []
+        for c in self.claims:
+            chosen = c.match(bits, excluded)
+            hit = chosen >= 0
+            excluded[c.volumes[chosen[hit]], cols[hit]] = True
+            unmatched.append(~hit)
+        ok = np.ones(g, dtype=np.bool_)
+        sufficient = np.ones(g, dtype=np.bool_)
+        decided = np.zeros(g, dtype=np.bool_)
+        errors: list[tuple[int, str]] = []
+        for c, miss in zip(self.claims, unmatched, strict=True):  # checkVolumeProvisions, in order
+            reach = miss & ~decided
+            if not reach.any():
                 continue
-            seen.add(pv.name)
-            out.append(cyc.affinity(pv))
-    topologies: set[str] = set()
-    capacities: set[tuple[str, int]] = set()
-    for pvc in claims.delay:
-        cls = store.classes.get(pvc.storage_class)
-        if cls is None or not cls.provisioner or cls.provisioner == NO_PROVISIONER:
-            continue
-        if cls.allowed_topologies and cls.name not in topologies:
-            topologies.add(cls.name)
-            out.append(cyc.topology(cls))
-        driver = store.csi_drivers.get(cls.provisioner)
-        if pvc.request is not None and driver is not None and driver.storage_capacity:
-            key = (cls.name, value_of(pvc.request))
-            if key not in capacities:
-                capacities.add(key)
-                out.append(cyc.capacity(cls, key[1]))
-    return out
+            if c.error is not None:
+                errors.append((int(reach.argmax()), c.error))
+                decided |= reach
+                continue
+            cannot = reach if not c.provisionable else reach & ~bits[c.topo_feature]
+            ok &= ~cannot
+            short = reach & ~cannot & ~bits[c.cap_feature]
+            sufficient &= ~short
+            decided |= cannot | short
+        if errors:
+            raise BinderError(min(errors)[1])
+        return ok, sufficient
 
 
 def group_rows(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group the columns of a (features x rows) boolean matrix by their bits: (the first column of
-    each group, each column's group)."""
-    k = features.shape[0]
-    if k <= 63:
-        weights = np.left_shift(np.uint64(1), np.arange(k, dtype=np.uint64))
-        codes = (features.T.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-        return first, inverse
-    packed = np.ascontiguousarray(np.packbits(features, axis=0).T)
-    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    return first, inverse
+    """Group the columns of a (features x rows) boolean matrix by their bits: (one column of each
+    group, each column's group). Columns with no bit set (often most of them: local PVs hold on
+    one node each) make one group without being sorted."""
+    n = features.shape[1]
+    some = np.flatnonzero(features.any(axis=0))
+    packed = np.packbits(np.ascontiguousarray(features[:, some].T), axis=1)
+    width = -(-packed.shape[1] // 8) * 8
+    keys = np.zeros((some.size, width), dtype=np.uint8)
+    keys[:, : packed.shape[1]] = packed
+    words = keys.view(np.uint64)  # (columns with a bit, words)
+    order = np.lexsort(words.T[::-1])  # stable: each group's first column comes first
+    ordered = words[order]
+    starts = np.ones(some.size, dtype=np.bool_)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    sub_inverse = np.empty(some.size, dtype=np.intp)
+    sub_inverse[order] = np.cumsum(starts) - 1
+    sub_first = order[starts]
+    inverse = np.zeros(n, dtype=np.intp)
+    if some.size == n:
+        inverse[:] = sub_inverse
+        return some[sub_first], inverse
+    inverse[some] = sub_inverse + 1
+    gaps = np.flatnonzero(some != np.arange(some.size))  # ``some`` is sorted
+    first_empty = int(gaps[0]) if gaps.size else some.size
+    return np.concatenate(([first_empty], some[sub_first])), inverse

@@ -1214,6 +1214,24 @@ def test_binding_is_checked_first_a_second_after_the_writes_answered() -> None:
     assert bv.poll(3.0) == Status()
 
 
+def test_a_zero_bind_timeout_fails_once_the_writes_answered() -> None:
+    """bindTimeoutSeconds 0: the writes are made, then the poll's deadline has passed before its
+    first tick (upstream's PollUntilContextTimeout without an immediate check), even though the
+    volumes are already bound."""
+    cache, api, pod, bs, _ = binding_env(
+        nodes=N1,
+        init_pvs=[s.pvNode1a],
+        init_pvcs=[s.unboundPVC],
+        bindings=[(s.unboundPVC, s.pvNode1aBound)],
+        provisioned=[],
+    )
+    bv = BindingVolumes(client=api, cluster=cache, pod=pod, pod_volumes=PodVolumes(bs, []), bind_timeout_s=0)
+    _bind_pvc_to(api, cache, s.unboundPVC, "pv-node1a")
+    status = bv.poll(0.0)
+    assert api.requests == [("PUT", "/api/v1/persistentvolumes/pv-node1a")] and status is not None
+    assert status.code == Code.ERROR and status.message == "binding volumes: context deadline exceeded"
+
+
 # --------------------------------------------------------------------------- capacity
 NODE1_CAP = dict(node_labels=NODE1, capacity="1Gi")
 NET = dict(everywhere=True, capacity="1Gi")

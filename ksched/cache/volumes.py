@@ -19,6 +19,7 @@ volume, class or CSINode changed.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Generic, Protocol, TypeVar
@@ -119,10 +120,10 @@ class AssumeTable(Generic[T]):
         key = self._key(obj)
         old = self._latest.get(key)
         if old is None:
-            raise AssumeConflict(f"could not find {self.description} {key!r}")
+            raise AssumeConflict(f"could not find {self.description} {json.dumps(key)}")
         if obj.resource_version < old.resource_version:
             raise AssumeConflict(
-                f"{self.description} {key!r} is out of sync (stored: {old.resource_version},"
+                f"{self.description} {json.dumps(key)} is out of sync (stored: {old.resource_version},"
                 f" assume: {obj.resource_version})"
             )
         self._latest[key] = obj

@@ -125,7 +125,9 @@ class VolumeBindingArgs:
     """Args of VolumeBinding."""
 
     bind_timeout_seconds: int = 600
-    """Seconds to wait for volume binding in PreBind; 0 = do not wait."""
+    """Seconds PreBind waits, after its API writes, for the volumes to be bound. 0 fails every pod
+    whose volumes still need binding, as upstream's poll does when its deadline has already passed
+    at the first tick."""
     shape: tuple[UtilizationShapePoint, ...] = ()
     """Storage-capacity score shape; only allowed with the StorageCapacityScoring gate (off)."""
 

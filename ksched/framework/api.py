@@ -6,8 +6,10 @@
   :class:`PreFilterPlugin` ``pre_filter``, :class:`FilterPlugin` ``filter``, :class:`PostFilterPlugin`
   ``post_filter``, :class:`PreScorePlugin` ``pre_score``, :class:`ScorePlugin` ``score`` (plus
   :class:`NormalizeScorePlugin` ``normalize_score``), :class:`ReservePlugin` ``reserve`` /
-  ``unreserve``, :class:`PermitPlugin` ``permit``, :class:`PreBindPlugin` ``pre_bind``,
-  :class:`PostBindPlugin` ``post_bind``; and :class:`EnqueueExtensions` ``events_to_register``.
+  ``unreserve``, :class:`PermitPlugin` ``permit``, :class:`PreBindPlugin` ``pre_bind`` (which may return a
+  :class:`PendingPreBind` to wait without blocking; :class:`PreBindPreFlightPlugin`
+  ``pre_bind_pre_flight`` optionally), :class:`PostBindPlugin` ``post_bind``; and
+  :class:`EnqueueExtensions` ``events_to_register`` (with :class:`QueueingHint` functions).
 - **What a plugin sees**: the :class:`Pod` record, a :class:`ClusterReader` (read-only node
   columns by name, the indexes the built-in plugins use, a what-if overlay; in-tree plugins get
   the cache, out-of-tree ones a :class:`ClusterView` over it: the same protocol), the cycle's
@@ -34,11 +36,12 @@ scheduler. See ``docs/plugins.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from ksched.cache.reader import ClusterReader
+from ksched.framework.handle import ApiClient
 from ksched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -55,6 +58,7 @@ from ksched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
     Scores,
     Status,
@@ -99,10 +103,53 @@ class PermitPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
-class PreBindPlugin(Plugin, Protocol):
-    """Runs on the scheduling thread just before the binding is posted; a failure unreserves."""
+class PendingPreBind(Protocol):
+    """What ``pre_bind`` returns instead of a Status when its work goes on after it returned (API
+    writes, waiting for a controller). The pod stays assumed and parked; the scheduler goes on with
+    other pods. The binding cycle calls, on the scheduling thread:
 
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+    - :meth:`set_waker` once, right after ``pre_bind`` returned. ``wake()`` may be called from any
+      thread when something the work waits for may have happened (a request was answered); the
+      scheduler then polls at its next step;
+    - :meth:`poll` after every inbox drain that carried a wake-up or an informer event, and when
+      the scheduler's clock reaches :meth:`next_poll_at`. None means not done yet; a Status is the
+      outcome, exactly as if ``pre_bind`` had returned it: SUCCESS runs the next PreBind plugin and
+      then posts the binding, anything else fails the binding cycle (Unreserve in reverse order,
+      the pod forgotten and requeued with backoff);
+    - :meth:`next_poll_at` after every poll: the scheduler's clock time (monotonic seconds) by
+      which to poll again at the latest; ``math.inf`` when only a wake-up can move it on.
+
+    ``poll`` must not block and must come to a Status in the end (the work owns its deadline). When
+    the pod is deleted meanwhile, the work is still polled: it decides what that means (upstream's
+    VolumeBinding fails with "pod does not exist any more"). A replica that stops leading posts no
+    binding afterwards, whatever ``poll`` returns.
+    """
+
+    def set_waker(self, wake: Callable[[], None]) -> None: ...
+
+    def poll(self, now: float) -> Status | None: ...
+
+    def next_poll_at(self) -> float: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    """Runs on the scheduling thread before the binding is posted; a failure unreserves. It returns
+    a Status, or a :class:`PendingPreBind` when it must wait without blocking the scheduler."""
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | PendingPreBind: ...
+
+
+@runtime_checkable
+class PreBindPreFlightPlugin(Plugin, Protocol):
+    """Optional on a PreBind plugin (upstream ``PreBindPreFlight``, v1.34+): whether its PreBind will
+    do anything for the pod on ``node_name``: SUCCESS (it will), SKIP (it will not: its PreBind is
+    then not called), or an error. When some plugin says SUCCESS, or the pod waits on Permit, the
+    scheduler records the chosen node as the pod's ``status.nominatedNodeName`` before PreBind
+    runs (``NominatedNodeNameForExpectation``, on in v1.35). A PreBind plugin without this method
+    counts as one that will act."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
 
 
 @runtime_checkable
@@ -194,6 +241,7 @@ __all__ = [
     "SKIP",
     "SUCCESS",
     "WILDCARD",
+    "ApiClient",
     "ClusterEventSpec",
     "ClusterReader",
     "ClusterView",
@@ -206,6 +254,7 @@ __all__ = [
     "Handle",
     "Node",
     "NormalizeScorePlugin",
+    "PendingPreBind",
     "PermitPlugin",
     "Plugin",
     "Pod",
@@ -213,9 +262,11 @@ __all__ = [
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlightPlugin",
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "QueueingHint",
     "ReservePlugin",
     "ScorePlugin",
     "Scores",

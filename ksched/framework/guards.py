@@ -39,6 +39,7 @@ from ksched.framework.interface import (
     PreFilterResult,
     Scores,
     Status,
+    is_pending_pre_bind,
 )
 from ksched.framework.runtime.timing import FrameworkRecorder
 from ksched.framework.view import ClusterView
@@ -184,6 +185,17 @@ def check_permit(value: object) -> tuple[Status, float]:
     return status, min(timeout, MAX_PERMIT_TIMEOUT_S)
 
 
+def check_pre_bind(value: object) -> Any:
+    """A Status, or a PendingPreBind (whose polled outcomes the binding runner checks)."""
+    if isinstance(value, Status) or is_pending_pre_bind(value):
+        return value
+    raise InvalidResult(
+        "",
+        f"pre_bind returned {_describe(value)}, expected a Status or a PendingPreBind"
+        " (with set_waker, poll and next_poll_at)",
+    )
+
+
 def _describe(value: object) -> str:
     if isinstance(value, np.ndarray):
         return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
@@ -205,6 +217,7 @@ _WRAPPED = (
     ("unreserve", "_unreserve"),
     ("permit", "_permit"),
     ("pre_bind", "_pre_bind"),
+    ("pre_bind_pre_flight", "_pre_bind_pre_flight"),
     ("post_bind", "_post_bind"),
 )
 _FORWARDED = (
@@ -319,11 +332,15 @@ class GuardedPlugin:
     def _permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
         return self._call("Permit", self.inner.permit, check_permit, state, pod, node_name)  # type: ignore[attr-defined,no-any-return]
 
-    def _pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        def check(s: object) -> Status:
-            return check_status(s, "pre_bind")
+    def _pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Any:
+        return self._call("PreBind", self.inner.pre_bind, check_pre_bind, state, pod, node_name)  # type: ignore[attr-defined]
 
-        return self._call("PreBind", self.inner.pre_bind, check, state, pod, node_name)  # type: ignore[attr-defined,no-any-return]
+    def _pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        def check(s: object) -> Status:
+            return check_status(s, "pre_bind_pre_flight")
+
+        fn = self.inner.pre_bind_pre_flight  # type: ignore[attr-defined]
+        return self._call("PreBindPreFlight", fn, check, state, pod, node_name)  # type: ignore[no-any-return]
 
     def _post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         self._call("PostBind", self.inner.post_bind, _as_is, state, pod, node_name)  # type: ignore[attr-defined]

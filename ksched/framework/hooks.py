@@ -9,7 +9,8 @@ the middle of a cycle. In-tree and out-of-tree plugins declare them the same way
 ======================  =================================================================
 hook                    the runtime then
 ======================  =================================================================
-skips_pods_without      leaves out PreFilter/PreScore (and Filter/Score) for pods without it
+skips_pods_without      leaves out PreFilter/PreScore (and Filter/Score) for pods without it, and
+                        the binding cycle when every binding-cycle plugin declares one they lack
 row_local               lets preemption's dry runs share one filter pass between nodes
 relevance               batches dry runs over pods the plugin says it does not read
 filter_rows             asks only the rows with nominated pods in the nominated-pods pass
@@ -44,6 +45,11 @@ class PodGated(Protocol):
     Promise: on every pod where that attribute is falsy, PreFilter returns ``(None, SKIP)`` and
     PreScore returns ``SKIP``. The runtime then calls neither for such pods and skips the plugin's
     Filter and Score, checking each attribute once per cycle however many plugins share it.
+
+    A binding-cycle plugin promises more: for such pods Reserve and PreBind succeed doing nothing,
+    Permit allows, PreBindPreFlight skips, Unreserve and PostBind do nothing. When every
+    binding-cycle plugin of a profile declares an attribute the pod lacks, the pod skips the
+    binding cycle and goes straight to the binder (``Framework.needs_binding_cycle``).
     """
 
     skips_pods_without: str

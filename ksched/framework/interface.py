@@ -107,6 +107,20 @@ SUCCESS = Status()
 SKIP = Status(Code.SKIP)
 
 
+def is_pending_pre_bind(value: object) -> bool:
+    """Whether ``value`` is a PendingPreBind (:mod:`ksched.framework.api`): it has ``set_waker``,
+    ``poll`` and ``next_poll_at`` methods."""
+    return all(callable(getattr(value, m, None)) for m in ("set_waker", "poll", "next_poll_at"))
+
+
+class QueueingHint(IntEnum):
+    """Upstream's ``QueueingHint``: what a plugin's hint function says about one cluster event
+    for one pod it rejected (``QueueSkip``: the event cannot help it; ``Queue``: it may)."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
 def unschedulable(*reasons: str, resolvable: bool = True) -> Status:
     """A rejection; ``resolvable=False`` means preemption cannot help."""
     return Status(Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
@@ -185,6 +199,8 @@ class CycleState:
     data: dict[str, Any] = field(default_factory=dict)
     skip_filter: set[str] = field(default_factory=set)
     skip_score: set[str] = field(default_factory=set)
+    skip_pre_bind: set[str] = field(default_factory=set)
+    """PreBind plugins whose PreBindPreFlight said Skip: their PreBind is not called."""
     score_weights: Mapping[str, int] = field(default_factory=dict)
     best_rows: BestRows | None = None
     sampled: bool = False
@@ -248,6 +264,8 @@ class PodGatedPlugin(Plugin, Protocol):
     they had returned Skip), and checks each attribute once per cycle however many plugins share
     it: the four volume plugins, DynamicResources and the pending stand-ins cost a call or three
     each per cycle otherwise. A unit test checks every declaration against the real methods.
+    For binding-cycle plugins the promise covers their binding points too
+    (:class:`ksched.framework.hooks.PodGated`).
     """
 
     skips_pods_without: str

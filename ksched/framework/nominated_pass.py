@@ -48,6 +48,7 @@ POD_INDEPENDENT_FILTERS = frozenset(
         names.TAINT_TOLERATION,
         names.NODE_AFFINITY,
         names.VOLUME_ZONE,
+        names.VOLUME_BINDING,
     }
 )
 """In-tree filters whose verdict on a node never depends on the pods there. The nominated-pods

@@ -32,7 +32,7 @@ IN_TREE_FACTORIES: Mapping[str, str] = {
     names.IMAGE_LOCALITY: f"{_BASE}.imagelocality:new",
     names.VOLUME_RESTRICTIONS: f"{_BASE}.volumerestrictions:new",
     names.NODE_VOLUME_LIMITS: f"{_BASE}.nodevolumelimits:new",
-    names.VOLUME_BINDING: f"{_BASE}.volumes:new_volume_binding",
+    names.VOLUME_BINDING: f"{_BASE}.volumebinding:new",
     names.VOLUME_ZONE: f"{_BASE}.volumezone:new",
     names.DYNAMIC_RESOURCES: f"{_BASE}.dynamicresources:new",
     names.POD_TOPOLOGY_SPREAD: f"{_BASE}.podtopologyspread:new",

@@ -124,7 +124,8 @@ class PersistentVolume:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     storage_class: str
-    """``spec.storageClassName``, or the beta annotation when set (upstream ``GetPersistentVolumeClass``)."""
+    """The beta annotation when present (even empty), else ``spec.storageClassName`` (upstream
+    ``GetPersistentVolumeClass``)."""
     capacity: Fraction | None
     access_modes: frozenset[str]
     volume_mode: str
@@ -203,8 +204,9 @@ def pv_from_dict(raw: Any) -> PersistentVolume:
         resource_version=_resource_version(meta, obj),
         labels=labels,
         annotations=annotations,
-        storage_class=annotations.get(ANN_STORAGE_CLASS_BETA)
-        or f.string(spec.get("storageClassName"), obj, "spec.storageClassName"),
+        storage_class=annotations[ANN_STORAGE_CLASS_BETA]
+        if ANN_STORAGE_CLASS_BETA in annotations
+        else f.string(spec.get("storageClassName"), obj, "spec.storageClassName"),
         capacity=_storage(capacity.get("storage"), obj, "spec.capacity.storage"),
         access_modes=_access_modes(spec.get("accessModes"), obj, "spec.accessModes"),
         volume_mode=_volume_mode(spec.get("volumeMode"), obj, "spec.volumeMode"),

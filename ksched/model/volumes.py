@@ -9,7 +9,8 @@ The four volume plugins care about three kinds of ``spec.volumes`` entries and n
 - an in-tree disk source: GCE PD, AWS EBS, iSCSI and RBD for VolumeRestrictions' disk conflicts;
   the in-tree sources that migrate to a CSI driver (AWS EBS, GCE PD, Azure Disk, Cinder, Portworx)
   for NodeVolumeLimits, which counts them under the driver once the node's CSINode says the plugin
-  is migrated.
+  is migrated;
+- an inline ``csi`` volume, by driver (VolumeBinding's CSIDriver queueing hint reads it).
 
 :class:`InTreeSource` is shared with PersistentVolumes (``ksched.model.storage``): a PV's in-tree
 source is read the same way and translated to the same CSI driver and volume handle.
@@ -196,6 +197,7 @@ def parse_in_tree(vm: Mapping[str, Any], obj: str, path: str) -> InTreeSource | 
 PVC: Final = "persistentVolumeClaim"
 EPHEMERAL: Final = "ephemeral"
 IN_TREE: Final = "inTree"
+CSI: Final = "csi"
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,17 +207,19 @@ class PodVolume:
     name: str
     kind: str
     """:data:`PVC`, :data:`EPHEMERAL` (a generic ephemeral volume: its claim must be owned by the
-    pod) or :data:`IN_TREE` (an inline in-tree source)."""
+    pod), :data:`IN_TREE` (an inline in-tree source) or :data:`CSI` (an inline CSI volume)."""
     claim: str = ""
     """The PVC's name: ``persistentVolumeClaim.claimName`` (may be empty: upstream reports that),
     or ``<pod>-<volume>`` when ephemeral."""
     read_only: bool = False
     """``persistentVolumeClaim.readOnly``."""
     in_tree: InTreeSource | None = None
+    driver: str = ""
+    """``csi.driver`` of an inline CSI volume."""
 
     @property
     def uses_claim(self) -> bool:
-        return self.kind != IN_TREE
+        return self.kind in (PVC, EPHEMERAL)
 
     @property
     def ephemeral(self) -> bool:
@@ -242,4 +246,7 @@ def parse_pod_volumes(raw: Any, obj: str, pod_name: str) -> tuple[PodVolume, ...
             out.append(PodVolume(name, EPHEMERAL, claim=f"{pod_name}-{name}"))
         elif (src := parse_in_tree(vm, obj, path)) is not None:
             out.append(PodVolume(name, IN_TREE, in_tree=src))
+        elif vm.get("csi") is not None:
+            cm = f.mapping(vm.get("csi"), obj, f"{path}.csi")
+            out.append(PodVolume(name, CSI, driver=f.string(cm.get("driver"), obj, f"{path}.csi.driver")))
     return tuple(out)

@@ -199,15 +199,16 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
         _ev(POD, A.ADD | A.UPDATE_POD_LABEL | A.UPDATE_POD_TOLERATION | A.DELETE),
         _ev(NODE, A.ADD | A.DELETE | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
-    # VolumeBinding and DRA: the resources they watch, with every action (looser than upstream).
+    # Read from upstream volume_binding.go (v1.35, QueueingHints on: no UpdateNodeTaint), in its order;
+    # the plugin's own events_to_register says the same (a test holds them together).
     names.VOLUME_BINDING: (
+        _ev(STORAGE_CLASS, A.ADD | A.UPDATE),
         _ev(PERSISTENT_VOLUME_CLAIM, A.ADD | A.UPDATE),
         _ev(PERSISTENT_VOLUME, A.ADD | A.UPDATE),
-        _ev(STORAGE_CLASS, A.ADD | A.UPDATE),
+        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL),
         _ev(CSI_NODE, A.ADD | A.UPDATE),
         _ev(CSI_DRIVER, A.UPDATE),
         _ev(CSI_STORAGE_CAPACITY, A.ADD | A.UPDATE),
-        _ev(NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ),
     # Read from upstream's volume plugins (QueueingHints on; their hint functions are the plugins'
     # queueing_hints(), which the queue does not ask yet).

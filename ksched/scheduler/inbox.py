@@ -10,6 +10,7 @@ The messages, and who sends them::
     BindDone                                   the outbox, when a binding is answered
     PreemptionDone                             the outbox, when a preemption's API work ends
     PermitDecided                              WaitingPods.allow / reject, from any thread
+    PreBindProgress                            a pending PreBind's waker (a request answered)
     LeadershipChanged                          the leader elector, on the I/O thread
     StopRequested                              signal handlers (and tests)
     ProfileRequest                             /debug/profile, on the I/O thread
@@ -58,6 +59,13 @@ class PermitDecided:
 
 
 @dataclass(frozen=True, slots=True)
+class PreBindProgress:
+    """Something the pending PreBind of pod ``uid`` waits for may have happened: poll it."""
+
+    uid: str
+
+
+@dataclass(frozen=True, slots=True)
 class LeadershipChanged:
     leading: bool
 
@@ -80,6 +88,7 @@ Message = (
     | BindDone
     | PreemptionDone
     | PermitDecided
+    | PreBindProgress
     | LeadershipChanged
     | StopRequested
     | ProfileRequest
@@ -131,6 +140,7 @@ __all__ = [
     "LeadershipChanged",
     "Message",
     "PermitDecided",
+    "PreBindProgress",
     "PreemptionDone",
     "ProfileRequest",
     "Relisted",

@@ -36,6 +36,7 @@ from ksched.scheduler.inbox import (
     LeadershipChanged,
     Message,
     PermitDecided,
+    PreBindProgress,
     PreemptionDone,
     ProfileRequest,
     StopRequested,
@@ -156,6 +157,7 @@ class Scheduler:
             metrics=metrics,
             post_binding=self._post_binding,
             on_failure=self._fail,
+            expect_on=self.reporter.expected_on,
         )
         self._dispatch = self.dispatch_table()
 
@@ -181,17 +183,24 @@ class Scheduler:
                 self._housekeeping(now)
             self.queue.flush(now)
             self.binding_cycle.expire(now)
+            self.binding_cycle.poll(now)
             if len(self.binding) >= MAX_BINDINGS_IN_FLIGHT:  # wait for an answer (a BindDone)
-                self._apply_one(self.inbox.wait(MAX_IDLE_WAIT_S))
+                self._apply_one(self.inbox.wait(self._idle_timeout(now, None)))
                 continue
             pinfo = self.queue.pop()
             if pinfo is None:
-                wake = self.queue.next_wakeup()
-                timeout = MAX_IDLE_WAIT_S if wake is None else min(MAX_IDLE_WAIT_S, max(0.0, wake - now))
-                self._apply_one(self.inbox.wait(timeout))
+                self._apply_one(self.inbox.wait(self._idle_timeout(now, self.queue.next_wakeup())))
                 continue
             self.schedule_one(pinfo)
             self.profiler.tick()
+
+    def _idle_timeout(self, now: float, wake: float | None) -> float:
+        """How long to sleep on the inbox: until ``wake``, a Permit timeout or a pending PreBind's
+        next poll, whichever comes first, and at most :data:`MAX_IDLE_WAIT_S`."""
+        deadline = self.binding_cycle.next_deadline()
+        if deadline is not None:
+            wake = deadline if wake is None else min(wake, deadline)
+        return MAX_IDLE_WAIT_S if wake is None else min(MAX_IDLE_WAIT_S, max(0.0, wake - now))
 
     def _apply(self, items: list[Message]) -> None:
         for item in items:
@@ -217,6 +226,7 @@ class Scheduler:
             BindDone: self._bind_done,
             PreemptionDone: self._preemption_done,
             PermitDecided: self._permit_decided,
+            PreBindProgress: self._pre_bind_progress,
             LeadershipChanged: self._leadership_changed,
             StopRequested: self._stop_requested,
             ProfileRequest: self.profiler.start,
@@ -241,11 +251,15 @@ class Scheduler:
     def _permit_decided(self, item: PermitDecided) -> None:
         self.binding_cycle.resolve(item.uid)
 
+    def _pre_bind_progress(self, item: PreBindProgress) -> None:
+        self.binding_cycle.progress(item.uid)
+
     def _preemption_done(self, item: PreemptionDone) -> None:
         self.preemption.done(item, self.profiles)
 
     def _informer_event(self, item: kev.InformerEvent) -> None:
         self.handlers.handle_informer_event(item)
+        self.binding_cycle.informer_event()
         if self.binding_cycle.waiting_uids:
             self.binding_cycle.drop_deleted()  # upstream rejects a waiting pod that is deleted
 
@@ -276,13 +290,20 @@ class Scheduler:
         assumed = with_node_name(pod, node)
         self.cache.assume(assumed, node)
         self.queue.nominator.delete(pod.uid)  # upstream: an assumed pod is no longer nominated
-        if fw.has_binding_plugins:
+        if fw.needs_binding_cycle(pod):
             self.binding_cycle.start(fw, result, pinfo, node, start)
             return
         self._post_binding(pinfo, node, start)
 
     def _post_binding(self, pinfo: QueuedPodInfo, node: str, started: float) -> None:
-        """Hand the binding of an assumed pod to the outbox; it is in flight until its BindDone."""
+        """Hand the binding of an assumed pod to the outbox; it is in flight until its BindDone.
+        Nothing is posted once this replica stops leading (or stops): a binding cycle that ends
+        after that (a pending PreBind, a Permit allowed late) leaves the pod to the next leader."""
+        if self.stopping or not self.leading:
+            log.info(
+                "not binding %s to %s: this scheduler is stopping (%s)", pinfo.pod.key, node, self.stop_reason
+            )
+            return
         self.binding[pinfo.pod.uid] = Binding(pinfo, node, started, time.perf_counter())
         self.outbox.bind(pinfo.pod, node)
 

@@ -128,6 +128,12 @@ class Reporter:
         if patch is not None:
             self.sink.patch_status(pod, patch)
 
+    def expected_on(self, pod: Pod, node: str) -> None:
+        """``status.nominatedNodeName = node`` before the binding cycle's long work, unless the pod
+        says so already (upstream ``NominatedNodeNameForExpectation``, on in v1.35)."""
+        if pod.nominated_node_name != node:
+            self.sink.patch_status(pod, {"status": {"nominatedNodeName": node}})
+
     def not_scheduled_unparsed(self, pod: PodLike, message: str) -> None:
         """The condition for a pod whose spec could not even be read (no record to compare with)."""
         self.sink.patch_status(pod, _condition(REASON_SCHEDULER_ERROR, message, self.wall_clock()))

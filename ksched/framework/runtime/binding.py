@@ -1,9 +1,16 @@
-"""The binding cycle's extension points: Reserve, Unreserve, Permit, PreBind, PostBind.
+"""The binding cycle's extension points: Reserve, Unreserve, Permit, PreBindPreFlight, PreBind,
+PostBind.
 
 The scheduler's binding cycle (:mod:`ksched.scheduler.binding_cycle`) decides when each runs; these
 runners decide how: plugins in configured order, a plugin that raises or returns something other
 than a Status is an error naming it (upstream's ``running Reserve plugin "P": ...``), and every run
 reports its extension point's duration.
+
+PreBind may be suspended: a plugin that returns a
+:class:`~ksched.framework.api.PendingPreBind` stops the run there with a :class:`PreBindWait`; the
+binding cycle polls it (:func:`poll_pre_bind`) and hands its outcome to :func:`resume_pre_bind`,
+which checks it like a returned Status and goes on with the next plugin. The PreBind duration then
+spans the wait, as upstream's synchronous PreBind does.
 """
 
 from __future__ import annotations
@@ -11,10 +18,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
-from ksched.framework.interface import SUCCESS, Code, CycleState, Status
+from ksched.framework.api import PendingPreBind, PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
+from ksched.framework.interface import SKIP, SUCCESS, Code, CycleState, Status, is_pending_pre_bind
 from ksched.framework.runtime.timing import CycleTimer
 from ksched.framework.waiting import MAX_PERMIT_TIMEOUT_S
 from ksched.model.pod import Pod
@@ -56,11 +64,126 @@ def run_permit(
     return outcome, waits
 
 
-def run_pre_bind(
+@dataclass(slots=True)
+class PreBindWait:
+    """Where a PreBind run stopped: the plugin at ``index`` returned ``pending``."""
+
+    index: int
+    plugin: Any
+    pending: PendingPreBind
+    started: float
+    """The run's start (:meth:`CycleTimer.now`), for the PreBind duration."""
+    plugin_started: float
+    """``perf_counter()`` when the plugin was called, for its duration on sampled cycles."""
+    raised: bool = False
+    """Whether the last poll raised (its outcome is then the error already)."""
+
+
+def run_pre_bind_pre_flights(
     plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node: str, timer: CycleTimer
 ) -> Status:
-    """PreBind on every plugin in order; the first failure ends it (the caller unreserves)."""
-    return _until_failure("PreBind", plugins, state, timer, lambda p: p.pre_bind(state, pod, node))
+    """Upstream ``RunPreBindPreFlights``: SUCCESS when some PreBind plugin will act, SKIP when none
+    will, or an error. Plugins that say Skip go to ``state.skip_pre_bind``; a plugin without the
+    method counts as one that will act."""
+    started = timer.now()
+    result = SKIP
+    skipped: set[str] = set()
+    for plugin in plugins:
+        fn = getattr(plugin, "pre_bind_pre_flight", None)
+        if fn is None:
+            result = SUCCESS
+            continue
+        try:
+            status = fn(state, pod, node)
+        except Exception as exc:
+            log.error("PreBindPreFlight plugin %s failed: %s", plugin.name, exc, exc_info=exc)
+            status = Status(Code.ERROR, (str(exc),))
+        if not isinstance(status, Status):
+            status = Status(Code.ERROR, (f"returned {status!r}, expected a Status",))
+        if status.code == Code.ERROR:
+            msg = f'running PreBindPreFlight "{plugin.name}": {status.message}'
+            result = Status(Code.ERROR, (msg,), plugin.name)
+            break
+        if status.ok:
+            result = SUCCESS
+        elif status.code == Code.SKIP:
+            skipped.add(plugin.name)
+        else:
+            msg = (
+                f'PreBindPreFlight {plugin.name} returned "{status.code.label}", which is unsupported. '
+                "It is supposed to return Success, Skip, or Error status"
+            )
+            result = Status(Code.ERROR, (msg,), plugin.name)
+            break
+    else:
+        state.skip_pre_bind = skipped
+    timer.point("PreBindPreFlight", result.code.label, started)
+    return result
+
+
+def run_pre_bind(
+    plugins: Sequence[PreBindPlugin],
+    state: CycleState,
+    pod: Pod,
+    node: str,
+    timer: CycleTimer,
+    *,
+    start: int = 0,
+    started: float | None = None,
+) -> Status | PreBindWait:
+    """PreBind on every plugin from ``start`` in order, less those in ``state.skip_pre_bind``. The
+    first failure ends it (the caller unreserves); a plugin that returns a PendingPreBind
+    suspends it (a :class:`PreBindWait`: poll it, then :func:`resume_pre_bind`)."""
+    t_run = timer.now() if started is None else started
+    for i in range(start, len(plugins)):
+        plugin = plugins[i]
+        if plugin.name in state.skip_pre_bind:
+            continue
+        t0 = time.perf_counter()
+        try:
+            out: Any = plugin.pre_bind(state, pod, node)
+        except Exception as exc:
+            status = _error("PreBind", plugin.name, exc)
+            timer.point("PreBind", status.code.label, t_run)
+            return status
+        if not isinstance(out, Status) and is_pending_pre_bind(out):
+            return PreBindWait(i, plugin, out, t_run, t0)
+        status = _checked("PreBind", plugin, state, timer, out, t0)
+        if not status.ok:
+            timer.point("PreBind", status.code.label, t_run)
+            return status
+    timer.point("PreBind", "Success", t_run)
+    return SUCCESS
+
+
+def poll_pre_bind(wait: PreBindWait, now: float) -> Status | None:
+    """Poll the suspended plugin: its outcome, None while it is not done, an error if it raised."""
+    try:
+        return wait.pending.poll(now)
+    except Exception as exc:
+        wait.raised = True
+        return _error("PreBind", wait.plugin.name, exc)
+
+
+def resume_pre_bind(
+    plugins: Sequence[PreBindPlugin],
+    state: CycleState,
+    pod: Pod,
+    node: str,
+    timer: CycleTimer,
+    wait: PreBindWait,
+    outcome: Status,
+) -> Status | PreBindWait:
+    """Take the suspended plugin's ``outcome`` as its PreBind status and go on with the next one."""
+    status = (
+        outcome
+        if wait.raised
+        else _checked("PreBind", wait.plugin, state, timer, outcome, wait.plugin_started)
+    )
+    if not status.ok:
+        timer.point("PreBind", status.code.label, wait.started)
+        return status
+    return run_pre_bind(plugins, state, pod, node, timer, start=wait.index + 1, started=wait.started)
 
 
 def run_post_bind(
@@ -124,6 +247,13 @@ def _status_of(
         status = call()
     except Exception as exc:
         return _error(point, plugin.name, exc)
+    return _checked(point, plugin, state, timer, status, t0)
+
+
+def _checked(
+    point: str, plugin: Any, state: CycleState, timer: CycleTimer, status: object, t0: float
+) -> Status:
+    """What a plugin's result counts as (see :func:`_status_of`)."""
     if state.sampled:
         timer.plugin(plugin.name, point, getattr(getattr(status, "code", None), "label", "Error"), t0)
     if not isinstance(status, Status):

@@ -110,6 +110,10 @@ class Framework:
         self.pre_bind_plugins = list(pre_bind)
         self.post_bind_plugins = list(post_bind)
         self.has_binding_plugins = bool(reserve or permit or pre_bind or post_bind)
+        gates = {getattr(p, "skips_pods_without", None) for p in (*reserve, *permit, *pre_bind, *post_bind)}
+        self._binding_always = None in gates
+        """Some binding-cycle plugin acts on every pod (declares no ``skips_pods_without``)."""
+        self._binding_gates = tuple(sorted(g for g in gates if isinstance(g, str)))
         self.plugins = {getattr(p, "name", repr(p)): p for p in plugins}
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.timer = CycleTimer(recorder, profile)
@@ -354,6 +358,16 @@ class Framework:
         )
 
     # ------------------------------------------------------------------ binding cycle
+    def needs_binding_cycle(self, pod: Pod) -> bool:
+        """Whether any binding-cycle plugin (Reserve, Permit, PreBind, PostBind) has work for the
+        pod: not when each of them declares ``skips_pods_without`` an attribute the pod lacks
+        (they promise to do nothing then), so such pods go straight to the binder."""
+        if not self.has_binding_plugins:
+            return False
+        if self._binding_always:
+            return True
+        return any(getattr(pod, attr) for attr in self._binding_gates)
+
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
         return binding.run_reserve(self.reserve_plugins, state, pod, node, self.timer)
 
@@ -363,8 +377,17 @@ class Framework:
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
         return binding.run_permit(self.permit_plugins, state, pod, node, self.timer)
 
-    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node: str) -> Status:
+        return binding.run_pre_bind_pre_flights(self.pre_bind_plugins, state, pod, node, self.timer)
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status | binding.PreBindWait:
+        """PreBind, or where it stopped to wait (:meth:`resume_pre_bind` goes on from there)."""
         return binding.run_pre_bind(self.pre_bind_plugins, state, pod, node, self.timer)
+
+    def resume_pre_bind(
+        self, state: CycleState, pod: Pod, node: str, wait: binding.PreBindWait, outcome: Status
+    ) -> Status | binding.PreBindWait:
+        return binding.resume_pre_bind(self.pre_bind_plugins, state, pod, node, self.timer, wait, outcome)
 
     def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
         binding.run_post_bind(self.post_bind_plugins, state, pod, node, self.timer)

@@ -92,8 +92,9 @@ def _call_all(
         if code == Code.SKIP:
             state.skip_filter.add(plugin.name)
             continue
-        if code == Code.ERROR:
-            return status.with_plugin(plugin.name), None, allowing
+        if code == Code.ERROR:  # upstream wraps it: running PreFilter plugin "P": <its error>
+            msg = f'running PreFilter plugin "{plugin.name}": {status.message}'
+            return Status(Code.ERROR, (msg,), plugin.name), None, allowing
         if code.is_rejection:
             if rejection is None:
                 rejection = status.with_plugin(plugin.name)

@@ -39,6 +39,23 @@ def test_gate_declarations_match_the_methods(plugin: object) -> None:
         assert pfr is None and status.code == Code.SKIP
     if hasattr(plugin, "pre_score"):
         assert plugin.pre_score(CycleState(), plain, cluster, np.ones(1, dtype=np.bool_)).code == Code.SKIP
+    # Binding-cycle points do nothing for such pods either (the loop then skips the binding cycle).
+    state = CycleState()
+    if hasattr(plugin, "reserve"):
+        assert plugin.reserve(state, plain, "n0").ok
+    if hasattr(plugin, "pre_bind_pre_flight"):
+        assert plugin.pre_bind_pre_flight(state, plain, "n0").code == Code.SKIP
+    if hasattr(plugin, "pre_bind"):
+        assert plugin.pre_bind(state, plain, "n0").ok
+    if hasattr(plugin, "unreserve"):
+        plugin.unreserve(state, plain, "n0")
+
+
+def test_default_profile_binds_plain_pods_without_a_binding_cycle() -> None:
+    fw = build_profiles(default_config(), seed=1)["default-scheduler"]
+    assert fw.has_binding_plugins  # VolumeBinding reserves and pre-binds, for pods with claims
+    assert not fw.needs_binding_cycle(pod(requests={"cpu": "1"}))
+    assert fw.needs_binding_cycle(pod(volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]))
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -43,6 +43,7 @@ from tests.builders import make_node
 
 PUBLIC = {
     "ACTIONS",
+    "ApiClient",
     "MAX_NODE_SCORE",
     "MAX_PERMIT_TIMEOUT_S",
     "MIN_NODE_SCORE",
@@ -64,6 +65,7 @@ PUBLIC = {
     "Handle",
     "Node",
     "NormalizeScorePlugin",
+    "PendingPreBind",
     "PermitPlugin",
     "Plugin",
     "Pod",
@@ -71,9 +73,11 @@ PUBLIC = {
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlightPlugin",
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "QueueingHint",
     "ReservePlugin",
     "ScorePlugin",
     "Scores",

@@ -328,3 +328,99 @@ def test_deleted_waiting_pod_is_rejected_and_unreserved() -> None:
     assert LOG[-1] == "Recorder.unreserve(a)"
     assert outbox.binds == []
     assert a.uid not in sched.cache
+
+
+class Pending:
+    """A PendingPreBind the test resolves by hand (``outcome``), or that raises when polled."""
+
+    def __init__(self, next_at: float = float("inf")) -> None:
+        self.outcome: Any = None
+        self.next_at = next_at
+        self.wake: Any = None
+        self.polls: list[float] = []
+
+    def set_waker(self, wake: Any) -> None:
+        self.wake = wake
+
+    def poll(self, now: float) -> Any:
+        self.polls.append(now)
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+    def next_poll_at(self) -> float:
+        return self.next_at
+
+
+def test_pending_pre_bind_resumes_with_the_next_plugin_once_woken() -> None:
+    sched, outbox, _ = harness(Recorder, Second)
+    pending = Pending()
+    BEHAVIOUR["Recorder.pre_bind"] = lambda p: pending if p.name == "a" else None
+    a = add_pod(sched, "a")
+    add_pod(sched, "b")
+    drain(sched)
+    assert outbox.bound() == ["b"] and sched.cache.is_assumed(a.uid)
+    assert "Second.pre_bind(a)" not in LOG
+    pending.outcome = api.SUCCESS
+    pending.wake()  # from any thread: a PreBindProgress in the inbox
+    drain(sched)
+    sched.binding_cycle.poll(sched.clock())
+    assert LOG.index("Second.pre_bind(a)") > LOG.index("Recorder.pre_bind(a)")
+    assert outbox.bound() == ["b", "a"]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "message"),
+    [
+        pytest.param(api.error("volume gone"), 'running PreBind plugin "Recorder": volume gone', id="error"),
+        pytest.param(
+            RuntimeError("poll broke"), 'running PreBind plugin "Recorder": poll broke', id="raises"
+        ),
+        pytest.param(
+            "done", "running PreBind plugin \"Recorder\": returned 'done', expected a Status", id="bad"
+        ),
+    ],
+)
+def test_pending_pre_bind_failure_unreserves_and_reports(outcome: Any, message: str) -> None:
+    sched, outbox, clock = harness(Recorder, Second)
+    pending = Pending(next_at=clock.t + 5)
+    BEHAVIOUR["Recorder.pre_bind"] = pending
+    a = add_pod(sched, "a")
+    drain(sched)
+    assert sched.binding_cycle.next_deadline() == clock.t + 5
+    pending.outcome = outcome
+    clock.t += 5
+    sched.binding_cycle.poll(clock.t)  # its next_poll_at came
+    assert LOG[-2:] == ["Second.unreserve(a)", "Recorder.unreserve(a)"]
+    assert a.uid not in sched.cache and outbox.binds == []
+    cond = outbox.condition("a")
+    assert cond is not None and (cond["reason"], cond["message"]) == ("SchedulerError", message)
+
+
+def test_pre_bind_pre_flight_skip_leaves_pre_bind_out_and_sets_no_nomination() -> None:
+    class Flighted(Recorder):
+        name = "Flighted"
+
+        def pre_bind_pre_flight(self, state: api.CycleState, pod: api.Pod, node_name: str) -> api.Status:
+            LOG.append(f"Flighted.pre_bind_pre_flight({pod.name})")
+            return BEHAVIOUR.get("flight") or api.SKIP
+
+    sched, outbox, _ = harness(Flighted)
+    add_pod(sched, "a")
+    drain(sched)
+    assert "Flighted.pre_bind_pre_flight(a)" in LOG and "Flighted.pre_bind(a)" not in LOG
+    assert outbox.bound() == ["a"]
+    assert not [p for n, p in outbox.patches if "nominatedNodeName" in p["status"]]
+    BEHAVIOUR["flight"] = api.SUCCESS
+    add_pod(sched, "b")
+    drain(sched)
+    assert "Flighted.pre_bind(b)" in LOG
+    assert ("b", {"status": {"nominatedNodeName": "n1"}}) in outbox.patches
+    BEHAVIOUR["flight"] = api.unschedulable("no")
+    add_pod(sched, "c")
+    drain(sched)
+    cond = outbox.condition("c")
+    assert cond is not None and cond["message"] == (
+        'PreBindPreFlight Flighted returned "Unschedulable", which is unsupported. '
+        "It is supposed to return Success, Skip, or Error status"
+    )

@@ -8,15 +8,14 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from ksched.config.load import default_config
 from ksched.framework.interface import Code, CycleState
 from ksched.framework.profile import build_profiles
-from tests.builders import cluster_of, make_node, pod
+from ksched.model.pod import pod_from_dict
+from tests.builders import cluster_of, make_node, make_pod, pod
 
 
 def _gated_default_plugins() -> list[object]:
@@ -77,9 +76,12 @@ def test_best_rows_shortcut_picks_what_the_sum_picks(seed: int) -> None:
         np.testing.assert_array_equal(np.asarray(a.total), np.asarray(b.total))
 
 
-def test_status_of_a_pod_with_claims_is_still_an_error() -> None:
+def test_a_pod_whose_claim_is_missing_is_unresolvable_with_upstreams_message() -> None:
     cluster = cluster_of([make_node("n0", cpu=4, memory="8Gi", pods=10)])
-    claimed = dataclasses.replace(pod(requests={"cpu": "1"}), volume_claims=("data",))
-    result = build_profiles(default_config(), seed=1)["default-scheduler"].schedule_pod(claimed, cluster)
-    assert result.status.code == Code.ERROR
-    assert "data" in result.status.message
+    claimed = make_pod("p", cpu="1")
+    claimed["spec"]["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]
+    result = build_profiles(default_config(), seed=1)["default-scheduler"].schedule_pod(
+        pod_from_dict(claimed), cluster
+    )
+    assert result.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert 'persistentvolumeclaim "data" not found' in result.status.message

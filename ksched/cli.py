@@ -74,6 +74,7 @@ def _cmd_version(args: argparse.Namespace) -> int:
 
 
 def _cmd_sim(args: argparse.Namespace) -> int:
+    from ksched.sim.cli import storage_controllers_from_args
     from ksched.simrun import run_sim, summary_json
 
     summary = run_sim(
@@ -85,6 +86,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         verbosity=args.verbosity,
         keep_dir=args.keep_dir,
         plugins=tuple(args.plugin or ()),
+        storage_controllers=storage_controllers_from_args(args),
     )
     print(summary_json(summary) if args.json else summary.text())
     return EXIT_OK if summary.double_bindings == 0 else 1
@@ -168,9 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--keep-dir", help="keep kubeconfig, config and scheduler log in this directory")
     sim.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
     sim.set_defaults(func=_cmd_sim)
-    sim_sub = sim.add_subparsers(dest="sim_command")
-    from ksched.sim.cli import add_serve_parser
+    from ksched.sim.cli import add_serve_parser, add_storage_controller_flags
 
+    add_storage_controller_flags(sim)
+    sim_sub = sim.add_subparsers(dest="sim_command")
     add_serve_parser(sim_sub)
     for action in sim_sub.choices.values():
         action.set_defaults(func=_cmd_sim_serve)

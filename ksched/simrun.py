@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from ksched.errors import KschedError
-from ksched.sim import SimCluster, SimConfig
+from ksched.sim import SimCluster, SimConfig, StorageControllers
 from ksched.sim.workloads import node_template, pod_template
 
 READY_TIMEOUT_S = 60.0
@@ -137,12 +137,15 @@ def run_sim(
     verbosity: int = 0,
     keep_dir: str | None = None,
     plugins: tuple[str, ...] = (),
+    storage_controllers: StorageControllers | None = None,
 ) -> Summary:
     """Run the embedded cluster and a scheduler process; return what happened.
 
     ``plugins`` (``module:factory``) are passed to ``ksched run --plugin``, for a ``config_path``
-    that names out-of-tree plugins.
+    that names out-of-tree plugins. ``storage_controllers`` says which storage controller stand-ins
+    run beside the cluster (default: all; their log is ``storage-controllers.log`` in the work dir).
     """
+    which = storage_controllers if storage_controllers is not None else StorageControllers()
     if workload not in WORKLOADS:
         raise SimRunError(f"unknown workload {workload!r} (known: {', '.join(sorted(WORKLOADS))})")
     workdir = Path(keep_dir or tempfile.mkdtemp(prefix="ksched-sim-"))
@@ -153,6 +156,13 @@ def run_sim(
     log_path = workdir / "scheduler.log"
     try:
         sim.add_nodes(nodes, node_template(), zones=10)
+        if which.any:
+            sim.start_storage_controllers(
+                pv_controller=which.pv_controller,
+                provisioner=which.provisioner,
+                ephemeral=which.ephemeral,
+                log_file=workdir / "storage-controllers.log",
+            )
         kubeconfig = sim.write_kubeconfig(workdir / "kubeconfig")
         config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
         port = _free_port()

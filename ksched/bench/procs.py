@@ -81,6 +81,7 @@ def sim_command(
     in upstream's scheduler_perf, which has no kubelets); graceful deletes complete either way."""
     cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "sim", "serve", "--port", "0"]
     cmd += ["--kubeconfig-out", str(workdir / "kubeconfig"), "--history-window", str(history_window)]
+    cmd.append("--no-storage-controllers")  # the bench workloads have no volumes; keep the figures comparable
     if not start_pods:
         cmd.append("--no-start-pods")
     return cmd

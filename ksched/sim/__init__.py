@@ -5,8 +5,11 @@ client path: a versioned store with list/watch (one resourceVersion counter, boo
 history answering 410 Expired), label/field selectors, pagination, ``pods/binding`` (409 when already
 bound), status patches, graceful deletes, Leases with optimistic concurrency, Events (one resource served
 as core/v1 and events.k8s.io/v1, converted as upstream), PDBs with eviction, namespaces and the
-discovery endpoints ``kubectl`` needs. Around it: a kubelet stand-in
-(bound pods become Running), scheduler_perf-shaped generators, fault injection and a binding audit log.
+discovery endpoints ``kubectl`` needs, and the storage API (PVs, PVCs, StorageClasses, CSI objects,
+defaulted, admitted and validated as kube-apiserver does). Around it: a kubelet stand-in (bound pods
+become Running), stand-ins for the PV controller, a CSI provisioner and the ephemeral volume
+controller (a child process, :mod:`ksched.sim.storage_controllers`), scheduler_perf-shaped
+generators, fault injection and a binding audit log.
 
 Entry points: :class:`SimCluster` (``start()``/``stop()`` or ``start_async()``/``stop_async()``,
 ``write_kubeconfig()``, ``store``, ``audit``, ``faults``), :class:`SimConfig`, :class:`FaultConfig`,
@@ -28,6 +31,7 @@ _EXPORTS = {
     "FaultInjector": "ksched.sim.faults",
     "LatencyRule": "ksched.sim.faults",
     "Store": "ksched.sim.store",
+    "StorageControllers": "ksched.sim._storage_process",
     "make_nodes": "ksched.sim.workloads",
     "make_pods": "ksched.sim.workloads",
     "node_template": "ksched.sim.workloads",
@@ -51,6 +55,7 @@ __all__ = [
     "LatencyRule",
     "SimCluster",
     "SimConfig",
+    "StorageControllers",
     "Store",
     "make_nodes",
     "make_pods",

@@ -6,6 +6,7 @@ pin them; durations inside the asyncio loop use the loop's own clock, which is a
 
 from __future__ import annotations
 
+import calendar
 import time
 from typing import Protocol
 
@@ -56,3 +57,41 @@ def rfc3339(t: float) -> str:
 def rfc3339_micro(t: float) -> str:
     """``2024-01-02T03:04:05.123456Z`` (metav1.MicroTime, used by Leases and events.k8s.io)."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t))) + f".{int((t % 1) * 1e6):06d}Z"
+
+
+def seconds_since(ts: str | None, now: float) -> float:
+    """Seconds from an RFC 3339 timestamp to ``now`` (0 when unset, unparsable or in the future)."""
+    if not ts:
+        return 0.0
+    try:
+        return max(0.0, now - calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")))
+    except ValueError:
+        return 0.0
+
+
+def human_duration(seconds: float) -> str:
+    """k8s.io/apimachinery's ``duration.HumanDuration`` (``5s``, ``3m20s``, ``2d3h``...)."""
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = m // 60
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if d < 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    if d < 365 * 2:
+        return f"{d}d"
+    return f"{d // 365}y"
+
+
+def age(ts: str | None, now: float) -> str:
+    """How long ago an RFC 3339 timestamp was, as kubectl's AGE column prints it (``0s`` if unset)."""
+    return human_duration(seconds_since(ts, now))

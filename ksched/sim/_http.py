@@ -149,10 +149,11 @@ class ApiServer:
                 details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
             )
         if self.faults.active:
-            delay = self.faults.delay_s(req.verb, req.fault_resource)
+            agent = request.headers.get("User-Agent", "")
+            delay = self.faults.delay_s(req.verb, req.fault_resource, agent)
             if delay > 0:
                 await asyncio.sleep(delay)
-            rule = self.faults.error(req.verb, req.fault_resource)
+            rule = self.faults.error(req.verb, req.fault_resource, agent)
             if rule is not None:
                 headers = {"Retry-After": str(rule.retry_after_s)} if rule.code in (429, 503) else {}
                 msg = {

@@ -35,6 +35,7 @@ MERGE_KEYS: dict[str, str] = {
     "addresses": "type",
     "readinessGates": "conditionType",
     "imagePullSecrets": "name",
+    "drivers": "name",  # CSINode spec.drivers
     "finalizers": "",  # a set of strings, merged by value
 }
 

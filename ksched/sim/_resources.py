@@ -137,6 +137,53 @@ RESOURCES: tuple[ResourceType, ...] = (
         {"status": "StatefulSet"},
         ("all",),
     ),
+    # Storage: defaulted and validated in ksched/sim/_storage_api.py; the PV controller, CSI
+    # provisioner and ephemeral volume controller stand-ins (ksched/sim/storage_controllers/) act on them.
+    ResourceType(
+        "persistentvolumes",
+        "persistentvolume",
+        "PersistentVolume",
+        "",
+        "v1",
+        False,
+        ("pv",),
+        {"status": "PersistentVolume"},
+    ),
+    ResourceType(
+        "persistentvolumeclaims",
+        "persistentvolumeclaim",
+        "PersistentVolumeClaim",
+        "",
+        "v1",
+        True,
+        ("pvc",),
+        {"status": "PersistentVolumeClaim"},
+    ),
+    ResourceType("storageclasses", "storageclass", "StorageClass", "storage.k8s.io", "v1", False, ("sc",)),
+    ResourceType("csinodes", "csinode", "CSINode", "storage.k8s.io", "v1", False),
+    ResourceType("csidrivers", "csidriver", "CSIDriver", "storage.k8s.io", "v1", False),
+    ResourceType(
+        "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", "storage.k8s.io", "v1", True
+    ),
+    ResourceType(
+        "volumeattachments",
+        "volumeattachment",
+        "VolumeAttachment",
+        "storage.k8s.io",
+        "v1",
+        False,
+        (),
+        {"status": "VolumeAttachment"},
+    ),
+    ResourceType(
+        "volumeattributesclasses",
+        "volumeattributesclass",
+        "VolumeAttributesClass",
+        "storage.k8s.io",
+        "v1",
+        False,
+        ("vac",),
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}

@@ -118,6 +118,24 @@ def invalid(kind: str, name: str, group: str, field: str, cause_reason: str, det
     )
 
 
+def invalid_fields(kind: str, name: str, group: str, causes: list[tuple[str, str, str]]) -> StatusError:
+    """422 Invalid with every field error, as upstream's ``NewInvalid`` builds it.
+
+    ``causes`` are (reason, field, body): ``("FieldValueRequired", "spec.capacity", "Required value")``.
+    One error reads ``Kind "name" is invalid: field: body``; several are listed in brackets.
+    """
+    texts = [f"{field}: {body}" for _, field, body in causes]
+    summary = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return StatusError(
+        422,
+        f'{kind}{"." + group if group else ""} "{name}" is invalid: {summary}',
+        details={
+            **_details(name, group, kind),
+            "causes": [{"reason": r, "message": body, "field": field} for r, field, body in causes],
+        },
+    )
+
+
 _CAUSE_TEXT = {
     "FieldValueRequired": "Required value",
     "FieldValueInvalid": "Invalid value",

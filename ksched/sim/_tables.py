@@ -1,20 +1,21 @@
 """Server-side printing: ``meta.k8s.io/v1`` Table responses, so ``kubectl get`` shows real columns.
 
 kubectl asks for ``application/json;as=Table;v=v1;g=meta.k8s.io`` and falls back to plain lists
-(printing only NAME and AGE); for the resources a scheduler operator looks at we answer with the same
-columns kube-apiserver prints. ``includeObject`` is honoured (None, Metadata (default), Object).
+(printing only NAME and AGE); for the resources a scheduler operator looks at (nodes, pods, events,
+leases, PDBs, and the storage kinds: PVs, PVCs, StorageClasses, CSI objects) we answer with the same
+columns kube-apiserver v1.35 prints. ``includeObject`` is honoured (None, Metadata (default), Object).
 Rows are printed from the stored shape, so core/v1 and events.k8s.io/v1 Events share one printer
 (as upstream, whose printers work on the internal type); an included object is in the request's version.
 """
 
 from __future__ import annotations
 
-import calendar
-import time
 from collections.abc import Callable
 from typing import Any
 
+from ksched.sim._clock import age
 from ksched.sim._resources import ResourceType
+from ksched.sim._tables_storage import STORAGE_TABLES
 from ksched.sim.store import Entry, Obj
 
 Cell = Any
@@ -24,40 +25,8 @@ def wants_table(accept: str) -> bool:
     return "as=Table" in accept
 
 
-def _since(ts: str | None, now: float) -> float:
-    if not ts:
-        return 0.0
-    try:
-        return max(0.0, now - calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")))
-    except ValueError:
-        return 0.0
-
-
-def human_duration(seconds: float) -> str:
-    """k8s.io/apimachinery's ``duration.HumanDuration`` (``5s``, ``3m20s``, ``2d3h``...)."""
-    s = int(seconds)
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = m // 60
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    d = h // 24
-    if d < 8:
-        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
-    if d < 365 * 2:
-        return f"{d}d"
-    return f"{d // 365}y"
-
-
 def _age(o: Obj, now: float) -> str:
-    return human_duration(_since(o["metadata"].get("creationTimestamp"), now))
+    return age(o["metadata"].get("creationTimestamp"), now)
 
 
 def _node_row(o: Obj, now: float) -> list[Cell]:
@@ -113,7 +82,7 @@ def _lease_row(o: Obj, now: float) -> list[Cell]:
 
 
 def _ago(ts: str | None, now: float) -> str:
-    return human_duration(_since(ts, now)) if ts else "<unknown>"
+    return age(ts, now) if ts else "<unknown>"
 
 
 def _event_row(o: Obj, now: float) -> list[Cell]:
@@ -234,6 +203,7 @@ TABLES: dict[str, tuple[list[dict[str, Any]], Callable[[Obj, float], list[Cell]]
         _pdb_row,
     ),
 }
+TABLES.update({key: (_cols(*specs), row) for key, (specs, row) in STORAGE_TABLES.items()})
 
 
 def table(

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ksched.sim._storage_process import StorageControllers
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -54,8 +56,38 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
         help="leave bound pods Pending, as upstream's scheduler_perf (no kubelets) does; graceful deletes "
         "still complete",
     )
+    add_storage_controller_flags(p)
     p.set_defaults(func=run_serve)
     return p
+
+
+def add_storage_controller_flags(p: argparse.ArgumentParser) -> None:
+    """The switches of the storage controller stand-ins (``ksched sim`` and ``ksched sim serve``)."""
+    g = p.add_argument_group(
+        "storage controllers",
+        "stand-ins for kube-controller-manager's PV and ephemeral volume controllers and a CSI external "
+        "provisioner, run as a child process against the embedded cluster (all on by default)",
+    )
+    g.add_argument("--no-pv-controller", dest="pv_controller", action="store_false", help="no PV controller")
+    g.add_argument("--no-provisioner", dest="provisioner", action="store_false", help="no CSI provisioner")
+    g.add_argument(
+        "--no-ephemeral-controller", dest="ephemeral_controller", action="store_false",
+        help="no ephemeral volume controller",
+    )  # fmt: skip
+    g.add_argument(
+        "--no-storage-controllers", dest="storage_controllers", action="store_false",
+        help="none of the three (no child process)",
+    )  # fmt: skip
+
+
+def storage_controllers_from_args(args: argparse.Namespace) -> StorageControllers:
+    """Which stand-ins the flags of :func:`add_storage_controller_flags` leave on."""
+    on = getattr(args, "storage_controllers", True)
+    return StorageControllers(
+        pv_controller=on and getattr(args, "pv_controller", True),
+        provisioner=on and getattr(args, "provisioner", True),
+        ephemeral=on and getattr(args, "ephemeral_controller", True),
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -115,7 +147,7 @@ def run_serve(args: argparse.Namespace) -> int:
     cluster = SimCluster(config_from_args(args), faults=faults)
     if args.nodes:
         cluster.add_nodes(args.nodes, template, getattr(args, "zones", 0))
-    return asyncio.run(_serve(cluster, args.kubeconfig_out))
+    return asyncio.run(_serve(cluster, args.kubeconfig_out, storage_controllers_from_args(args)))
 
 
 GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
@@ -154,16 +186,18 @@ async def _full_gc_every(interval_s: float) -> None:
         gc.collect()
 
 
-async def _serve(cluster: SimCluster, kubeconfig: Path | None) -> int:
+async def _serve(cluster: SimCluster, kubeconfig: Path | None, controllers: StorageControllers) -> int:
     with _server_gc():
         collector = asyncio.create_task(_full_gc_every(FULL_GC_INTERVAL_S))
         try:
-            return await _serve_until_stopped(cluster, kubeconfig)
+            return await _serve_until_stopped(cluster, kubeconfig, controllers)
         finally:
             collector.cancel()
 
 
-async def _serve_until_stopped(cluster: SimCluster, kubeconfig: Path | None) -> int:
+async def _serve_until_stopped(
+    cluster: SimCluster, kubeconfig: Path | None, controllers: StorageControllers
+) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -174,6 +208,19 @@ async def _serve_until_stopped(cluster: SimCluster, kubeconfig: Path | None) -> 
         cluster.write_kubeconfig(kubeconfig)
         print(f"ksched sim: kubeconfig written to {kubeconfig}", flush=True)
     try:
+        if controllers.any:
+            from ksched.sim._storage_process import StorageControllersError
+
+            try:
+                proc = await cluster.start_storage_controllers_async(
+                    pv_controller=controllers.pv_controller,
+                    provisioner=controllers.provisioner,
+                    ephemeral=controllers.ephemeral,
+                )
+            except StorageControllersError as exc:
+                print(f"ksched sim: {exc}", file=sys.stderr, flush=True)
+                return 1
+            print(f"ksched sim: storage controllers running (pid {proc.pid})", flush=True)
         await stop.wait()
     finally:
         await cluster.stop_async()

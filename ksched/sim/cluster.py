@@ -5,6 +5,11 @@ and returns the URL; ``stop()`` joins it) or from async code already running a l
 (``await start_async()`` / ``await stop_async()``). It listens on 127.0.0.1 with a free port unless told
 otherwise. The store is reachable in-process (``cluster.store``), so tests can seed 100,000 pods without
 HTTP and read them back, and ``cluster.audit`` holds every binding decision.
+
+The storage controller stand-ins (PV controller, CSI provisioner, ephemeral volume controller) run as
+a child process talking HTTP to the cluster, started with :meth:`SimCluster.start_storage_controllers`
+(or ``..._async``) and stopped with :meth:`SimCluster.stop_storage_controllers` or with the cluster;
+``ksched sim`` and ``ksched sim serve`` start them by default, a bare ``SimCluster`` does not.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from aiohttp import web
 
 from ksched.sim._clock import Clock
 from ksched.sim._http import ApiServer
+from ksched.sim._storage_process import StorageControllers, StorageControllersProcess
 from ksched.sim.config import SimConfig
 from ksched.sim.faults import AuditLog, FaultConfig, FaultInjector
 from ksched.sim.kubelet import Kubelet
@@ -53,6 +59,7 @@ class SimCluster:
         self._runner: web.ServerRunner | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._controllers: StorageControllersProcess | None = None
         for ns in self.config.default_namespaces:
             self.store.create("namespaces", {"metadata": {"name": ns}}, copy=False)
 
@@ -76,7 +83,8 @@ class SimCluster:
         return self.url
 
     async def stop_async(self) -> None:
-        """Close watch streams, stop the kubelet stand-in and the HTTP server."""
+        """Stop the storage controllers, close watch streams, stop the kubelet stand-in and the server."""
+        await self.stop_storage_controllers_async()
         runner, self._runner = self._runner, None
         if runner is None:
             return
@@ -117,6 +125,7 @@ class SimCluster:
 
     def stop(self) -> None:
         """Stop a server started with :meth:`start` and join its thread (idempotent)."""
+        self.stop_storage_controllers()
         thread, loop = self._thread, self._loop
         if thread is None or loop is None:
             return
@@ -134,6 +143,79 @@ class SimCluster:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+    # -- storage controllers (a child process) ------------------------------------------------------
+    @property
+    def storage_controllers(self) -> StorageControllersProcess | None:
+        """The running stand-ins' process, if started."""
+        return self._controllers
+
+    def _spawn_controllers(
+        self, which: StorageControllers, log_file: str | Path | None, resync_s: float
+    ) -> StorageControllersProcess:
+        if not self.url:
+            raise RuntimeError("start the SimCluster before its storage controllers")
+        self.stop_storage_controllers()
+        host, port = self.api.address.rsplit(":", 1)
+        if host in ("0.0.0.0", "::", ""):  # a wildcard bind: reach it on loopback
+            host = "127.0.0.1" if host != "::" else "[::1]"
+        proc = StorageControllersProcess(
+            f"http://{host}:{port}", which, log_file=Path(log_file) if log_file else None, resync_s=resync_s
+        )
+        self._controllers = proc
+        return proc
+
+    def start_storage_controllers(
+        self,
+        *,
+        pv_controller: bool = True,
+        provisioner: bool = True,
+        ephemeral: bool = True,
+        log_file: str | Path | None = None,
+        resync_s: float = 15.0,
+    ) -> StorageControllersProcess:
+        """Start the chosen stand-ins (replacing running ones) and wait until their caches synced.
+
+        Blocks, so call it from a thread other than the server's loop (a cluster started with
+        :meth:`start`); on the loop itself use :meth:`start_storage_controllers_async`.
+        ``log_file`` receives the child's log (default: this process's stderr).
+        """
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None and running is self._loop:
+            raise RuntimeError("the server's loop would block: use start_storage_controllers_async")
+        which = StorageControllers(pv_controller=pv_controller, provisioner=provisioner, ephemeral=ephemeral)
+        proc = self._spawn_controllers(which, log_file, resync_s)
+        proc.wait_ready()
+        return proc
+
+    async def start_storage_controllers_async(
+        self,
+        *,
+        pv_controller: bool = True,
+        provisioner: bool = True,
+        ephemeral: bool = True,
+        log_file: str | Path | None = None,
+        resync_s: float = 15.0,
+    ) -> StorageControllersProcess:
+        """:meth:`start_storage_controllers` for a cluster serving on the running loop."""
+        which = StorageControllers(pv_controller=pv_controller, provisioner=provisioner, ephemeral=ephemeral)
+        await asyncio.to_thread(self.stop_storage_controllers)
+        proc = self._spawn_controllers(which, log_file, resync_s)
+        await asyncio.to_thread(proc.wait_ready)
+        return proc
+
+    def stop_storage_controllers(self) -> None:
+        """Stop the stand-ins' process, if running (idempotent)."""
+        proc, self._controllers = self._controllers, None
+        if proc is not None:
+            proc.stop()
+
+    async def stop_storage_controllers_async(self) -> None:
+        if self._controllers is not None:
+            await asyncio.to_thread(self.stop_storage_controllers)
 
     # -- conveniences -------------------------------------------------------------------------------
     def write_kubeconfig(self, path: str | Path, *, namespace: str = "default") -> Path:

@@ -8,15 +8,20 @@ command line, ``PUT /admin/faults`` at run time, or Python::
       "latency":  [{"verb": "create", "resource": "pods/binding", "ms": 5, "jitter_ms": 2},
                    {"verb": "*", "resource": "*", "ms": 100, "rate": 0.01}],   # a 100 ms spike on 1%
       "errors":   [{"verb": "*", "resource": "pods", "code": 429, "rate": 0.05, "retry_after_s": 1},
-                   {"verb": "list", "resource": "*", "code": 503, "rate": 0.01}],
+                   {"verb": "list", "resource": "*", "code": 503, "rate": 0.01},
+                   {"verb": "create", "resource": "persistentvolumes", "code": 500, "rate": 0.5,
+                    "user_agent": "ksched-sim-storage-controllers/"}],  # only the provisioner's creates
       "watch_drop_every": 0,      # close each watch stream after this many events (0: never)
       "watch_drop_rate": 0.0,     # or with this probability per event sent
       "binding_conflict_rate": 0.0  # refuse this fraction of valid bindings with 409
     }
 
 ``verb`` is one of list, watch, get, create, update, patch, delete (or ``*``); ``resource`` is a
-plural, optionally with a subresource (``pods/binding``), or ``*``. All randomness comes from one
-``random.Random(seed)`` so a run can be replayed (given the same request order).
+plural, optionally with a subresource (``pods/binding``), or ``*``. A rule's optional ``user_agent``
+is a substring the request's ``User-Agent`` header must contain, so a rule can single out one client:
+``"ksched/"`` for the scheduler, ``"ksched-sim-storage-controllers/"`` for the storage controller
+stand-ins (empty, the default: every client). All randomness comes from one ``random.Random(seed)``
+so a run can be replayed (given the same request order).
 
 The :class:`AuditLog` records every binding the server accepted or refused, with a sequence number,
 so tests can prove that no pod was bound twice. :attr:`FaultInjector.counts` tallies what was injected
@@ -49,6 +54,8 @@ class LatencyRule:
     """Uniform extra delay in [0, jitter_ms)."""
     rate: float = 1.0
     """Probability per matching request (below 1: occasional latency spikes rather than a steady delay)."""
+    user_agent: str = ""
+    """Only requests whose ``User-Agent`` contains this text match; empty matches every client."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +68,8 @@ class ErrorRule:
     """Probability per matching request, 0..1."""
     retry_after_s: int = 1
     """Retry-After header value sent with 429 and 503."""
+    user_agent: str = ""
+    """Only requests whose ``User-Agent`` contains this text match; empty matches every client."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,8 +123,12 @@ class FaultConfig:
         return d
 
 
-def _match(rule_verb: str, rule_res: str, verb: str, resource: str) -> bool:
-    return (rule_verb in ("*", verb)) and (rule_res in ("*", resource))
+def _match(rule: LatencyRule | ErrorRule, verb: str, resource: str, user_agent: str) -> bool:
+    return (
+        rule.verb in ("*", verb)
+        and rule.resource in ("*", resource)
+        and (not rule.user_agent or rule.user_agent in user_agent)
+    )
 
 
 class FaultInjector:
@@ -142,11 +155,12 @@ class FaultInjector:
         """Whether anything is injected (computed by :meth:`configure`: it is asked on every request)."""
         return self._active
 
-    def delay_s(self, verb: str, resource: str) -> float:
+    def delay_s(self, verb: str, resource: str, user_agent: str = "") -> float:
+        """Seconds to wait before handling a request from ``user_agent`` (0.0: none)."""
         total = 0.0
         with self._lock:
             for r in self.config.latency:
-                if not _match(r.verb, r.resource, verb, resource):
+                if not _match(r, verb, resource, user_agent):
                     continue
                 if r.rate < 1.0 and self._rng.random() >= r.rate:
                     continue
@@ -155,10 +169,11 @@ class FaultInjector:
                 self.counts["latency"] += 1
         return total / 1000.0
 
-    def error(self, verb: str, resource: str) -> ErrorRule | None:
+    def error(self, verb: str, resource: str, user_agent: str = "") -> ErrorRule | None:
+        """The rule whose error answers this request instead of the server, if one fires."""
         with self._lock:
             for r in self.config.errors:
-                if _match(r.verb, r.resource, verb, resource) and self._rng.random() < r.rate:
+                if _match(r, verb, resource, user_agent) and self._rng.random() < r.rate:
                     self.counts[f"error-{r.code}"] += 1
                     return r
         return None

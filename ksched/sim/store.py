@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from ksched.sim import _status as st
+from ksched.sim import _storage_api as storage_api
 from ksched.sim._clock import Clock, SystemClock, rfc3339
 from ksched.sim._convert import field_path, from_storage, to_storage
 from ksched.sim._resources import RESOURCES, ResourceType, resolve
@@ -274,6 +275,9 @@ class Store:
             fn(ev)
         return entry
 
+    def _storage_classes(self) -> list[Obj]:
+        return [e.obj for e in self.tables[storage_api.STORAGE_CLASSES].objects.values()]
+
     def _new_uid(self) -> str:
         h = f"{self._rng.getrandbits(128):032x}"
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
@@ -324,6 +328,10 @@ class Store:
             meta["creationTimestamp"] = rfc3339(self.clock.now())
             meta.pop("deletionTimestamp", None)
             _apply_defaults(t.rtype, obj)
+            if t.rtype.key in storage_api.KINDS:
+                storage_api.admit_create(
+                    t.rtype, obj, now=meta["creationTimestamp"], classes=self._storage_classes
+                )
             return self._commit(t, "ADDED", obj, None, own_meta=True).view(rtype)
 
     def mutate(
@@ -349,6 +357,8 @@ class Store:
             if new is None or new is view:
                 return view
             new = to_storage(rtype, new)
+            if rtype.key in storage_api.KINDS:
+                storage_api.admit_update(rtype, new, cur, now=rfc3339(self.clock.now()))
             if new is cur or _same(new, cur):
                 return view
             meta = new["metadata"] = dict(new["metadata"])
@@ -546,7 +556,8 @@ def check_preconditions(rtype: ResourceType, cur: Obj, uid: str | None, rv: str 
 
 
 def _apply_defaults(rtype: ResourceType, obj: Obj) -> None:
-    """The handful of defaults a scheduler relies on (phase, schedulerName, priority, grace period)."""
+    """The handful of defaults a scheduler relies on (phase, schedulerName, priority, grace period);
+    the storage kinds' defaults and admission are in :mod:`ksched.sim._storage_api`."""
     if rtype.key == "pods":
         spec = obj.setdefault("spec", {})
         spec.setdefault("schedulerName", "default-scheduler")

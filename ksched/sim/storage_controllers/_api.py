@@ -32,6 +32,8 @@ USER_AGENT = f"ksched-sim-storage-controllers/{__version__}"
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 REQUEST_TIMEOUT_S = 30.0
+MAX_CORRELATED_EVENTS = 10_000
+"""Events remembered for aggregating repeats (client-go's correlator keeps a bounded cache too)."""
 
 Obj = dict[str, Any]
 
@@ -238,6 +240,8 @@ class EventRecorder:
                 "reportingInstance": "",
             }
             await self._api.create("events", event, namespace)
+            if len(self._seen) >= MAX_CORRELATED_EVENTS:
+                self._seen.clear()  # bounded memory; a repeat after this starts a new Event
             self._seen[key] = (namespace, ev_name, 1)
         except ApiError as exc:
             if isinstance(exc, NotFound):

@@ -51,6 +51,12 @@ def _rv(obj: Obj) -> int:
         return 0
 
 
+def _control_frame(line: bytes) -> bool:
+    """A BOOKMARK or ERROR frame (never filtered out: they move the cursor or demand a relist)."""
+    head = line[:24]
+    return b'"BOOKMARK"' in head or b'"ERROR"' in head
+
+
 def _valid(obj: Any, resource: str) -> bool:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     if isinstance(meta, dict) and isinstance(meta.get("name"), str) and meta["name"]:
@@ -175,7 +181,7 @@ class Informer:
                 for line in lines:
                     if not line.strip():
                         continue
-                    if self._keep is not None and not self._keep(line) and b'"BOOKMARK"' not in line[:20]:
+                    if self._keep is not None and not _control_frame(line) and not self._keep(line):
                         m = _RV.search(line)
                         if m is not None:
                             self._rv = max(self._rv, int(m.group(1)))

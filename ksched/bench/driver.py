@@ -273,6 +273,7 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
         history_window=max(10_000, 4 * total_pods),
         verbosity=opts.verbosity,
         start_pods=opts.start_pods,
+        storage_controllers=workload.provisions,
         cpus=other_cpus,
     )
     sched = None

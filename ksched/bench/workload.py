@@ -130,6 +130,11 @@ class Workload:
         return sum(g.count for g in self.nodes)
 
     @property
+    def provisions(self) -> bool:
+        """Some claim has no volume made for it: the cluster's PV controller and provisioner must run."""
+        return any(g.claim is not None and g.volume is None for g in (*self.init_pods, *self.measured_pods))
+
+    @property
     def measured_count(self) -> int:
         return sum(g.count for g in self.measured_pods)
 

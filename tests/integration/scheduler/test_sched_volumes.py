@@ -28,16 +28,21 @@ def sim(make_sim: Callable[..., SimCluster]) -> Iterator[SimCluster]:
     """Six nodes, two in each of zones a, b and c, and the storage stand-ins running."""
     cluster = make_sim()
     for i, zone in enumerate("aabbcc"):
-        node = node_template(cpu="4", memory="8Gi", labels={ZONE: zone, "kubernetes.io/hostname": f"node-{i}"})
+        node = node_template(
+            cpu="4", memory="8Gi", labels={ZONE: zone, "kubernetes.io/hostname": f"node-{i}"}
+        )
         node["metadata"]["name"] = f"node-{i}"
         cluster.store.create("nodes", node)
-    cluster.store.create("namespaces", {"metadata": {"name": "default"}})
+    if cluster.store.get("namespaces", "default") is None:
+        cluster.store.create("namespaces", {"metadata": {"name": "default"}})
     cluster.start_storage_controllers()
     yield cluster
     cluster.stop_storage_controllers()
 
 
-def storage_class(sim: SimCluster, name: str, *, mode: str, zones: list[str] | None = None, provisioner: str = DRIVER) -> None:
+def storage_class(
+    sim: SimCluster, name: str, *, mode: str, zones: list[str] | None = None, provisioner: str = DRIVER
+) -> None:
     sc: dict[str, Any] = {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
@@ -51,7 +56,9 @@ def storage_class(sim: SimCluster, name: str, *, mode: str, zones: list[str] | N
     sim.store.create("storageclasses", sc)
 
 
-def claim(sim: SimCluster, name: str, cls: str, *, modes: tuple[str, ...] = ("ReadWriteOnce",), volume: str = "") -> None:
+def claim(
+    sim: SimCluster, name: str, cls: str, *, modes: tuple[str, ...] = ("ReadWriteOnce",), volume: str = ""
+) -> None:
     spec: dict[str, Any] = {
         "storageClassName": cls,
         "accessModes": list(modes),
@@ -60,10 +67,14 @@ def claim(sim: SimCluster, name: str, cls: str, *, modes: tuple[str, ...] = ("Re
     }
     if volume:
         spec["volumeName"] = volume
-    sim.store.create("persistentvolumeclaims", {"metadata": {"name": name, "namespace": "default"}, "spec": spec})
+    sim.store.create(
+        "persistentvolumeclaims", {"metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    )
 
 
-def volume(sim: SimCluster, name: str, cls: str, *, zone: str, modes: tuple[str, ...] = ("ReadWriteOnce",)) -> None:
+def volume(
+    sim: SimCluster, name: str, cls: str, *, zone: str, modes: tuple[str, ...] = ("ReadWriteOnce",)
+) -> None:
     sim.store.create(
         "persistentvolumes",
         {
@@ -76,17 +87,25 @@ def volume(sim: SimCluster, name: str, cls: str, *, zone: str, modes: tuple[str,
                 "persistentVolumeReclaimPolicy": "Retain",
                 "csi": {"driver": DRIVER, "volumeHandle": name},
                 "nodeAffinity": {
-                    "required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}]}
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+                        ]
+                    }
                 },
             },
         },
     )
 
 
-def pod_with(sim: SimCluster, name: str, *claims: str, priority: int = 0, node_selector: dict[str, str] | None = None) -> None:
+def pod_with(
+    sim: SimCluster, name: str, *claims: str, priority: int = 0, node_selector: dict[str, str] | None = None
+) -> None:
     obj = pod_template(cpu="100m", memory="100Mi", priority=priority, node_selector=node_selector)
     obj["metadata"]["name"] = name
-    obj["spec"]["volumes"] = [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
+    obj["spec"]["volumes"] = [
+        {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)
+    ]
     obj["spec"]["terminationGracePeriodSeconds"] = 0
     sim.store.create("pods", obj)
 
@@ -105,7 +124,11 @@ def zone_of(sim: SimCluster, node: str) -> str:
 
 def pv_of_claim(sim: SimCluster, name: str) -> dict[str, Any]:
     pvc = wait_until(
-        lambda: (o := sim.store.get("persistentvolumeclaims", name, "default")) and o.get("status", {}).get("phase") == "Bound" and o,
+        lambda: (
+            (o := sim.store.get("persistentvolumeclaims", name, "default"))
+            and o.get("status", {}).get("phase") == "Bound"
+            and o
+        ),
         what=f"claim {name} bound",
     )
     return sim.store.get("persistentvolumes", pvc["spec"]["volumeName"])
@@ -123,7 +146,9 @@ def no_assumed_volumes(sched: InProcessScheduler) -> None:
     wait_until(lambda: sched.probe(none_left), what="no assumed PV or PVC left in the cache")
 
 
-def test_statefulset_claims_are_provisioned_in_the_pods_allowed_zone(sim: SimCluster, start_scheduler: StartScheduler) -> None:
+def test_statefulset_claims_are_provisioned_in_the_pods_allowed_zone(
+    sim: SimCluster, start_scheduler: StartScheduler
+) -> None:
     storage_class(sim, "zonal", mode="WaitForFirstConsumer", zones=["a", "b"])
     sched = start_scheduler()
     for i in range(3):
@@ -134,12 +159,16 @@ def test_statefulset_claims_are_provisioned_in_the_pods_allowed_zone(sim: SimClu
         zone = zone_of(sim, node)
         assert zone in ("a", "b"), f"web-{i} on {node} in zone {zone}"
         pv = pv_of_claim(sim, f"data-web-{i}")
-        assert pv_zones(pv) == {zone}, f"web-{i}: volume {pv['metadata']['name']} in {pv_zones(pv)}, pod in {zone}"
+        assert pv_zones(pv) == {zone}, (
+            f"web-{i}: volume {pv['metadata']['name']} in {pv_zones(pv)}, pod in {zone}"
+        )
         assert pv["spec"]["csi"]["driver"] == DRIVER
     no_assumed_volumes(sched)
 
 
-def test_prebound_zonal_volumes_pin_their_pods_to_the_zone(sim: SimCluster, start_scheduler: StartScheduler) -> None:
+def test_prebound_zonal_volumes_pin_their_pods_to_the_zone(
+    sim: SimCluster, start_scheduler: StartScheduler
+) -> None:
     storage_class(sim, "static", mode="Immediate", provisioner="kubernetes.io/no-provisioner")
     for i in range(4):
         volume(sim, f"pv-c-{i}", "static", zone="c")
@@ -169,12 +198,17 @@ def test_csinode_limit_of_two_is_never_exceeded(sim: SimCluster, start_scheduler
     for i in range(3):
         pod_with(sim, f"lim-{i}", f"a-{i}", node_selector={"kubernetes.io/hostname": "node-0"})
     placed = wait_until(
-        lambda: (n := [x for x in range(3) if pod(sim, f"lim-{x}")["spec"].get("nodeName")]) and len(n) == 2 and n,
+        lambda: (
+            (n := [x for x in range(3) if pod(sim, f"lim-{x}")["spec"].get("nodeName")]) and len(n) == 2 and n
+        ),
         what="two of three pods bound to node-0",
     )
     (left,) = set(range(3)) - set(placed)
     wait_until(
-        lambda: any("node(s) exceed max volume count" in e.get("note", e.get("message", "")) for e in events_about(sim, f"lim-{left}", "FailedScheduling")),
+        lambda: any(
+            "node(s) exceed max volume count" in e.get("note", e.get("message", ""))
+            for e in events_about(sim, f"lim-{left}", "FailedScheduling")
+        ),
         what="the third pod's FailedScheduling event",
     )
     assert not pod(sim, f"lim-{left}")["spec"].get("nodeName")
@@ -196,7 +230,10 @@ def test_second_readwriteoncepod_user_is_rejected_and_preempts_a_lower_priority_
     # An equal-priority user cannot preempt: it is rejected with upstream's message.
     pod_with(sim, "same", "solo", priority=0)
     wait_until(
-        lambda: any(RWOP_MESSAGE in (e.get("note") or e.get("message") or "") for e in events_about(sim, "same", "FailedScheduling")),
+        lambda: any(
+            RWOP_MESSAGE in (e.get("note") or e.get("message") or "")
+            for e in events_about(sim, "same", "FailedScheduling")
+        ),
         what="the RWOP rejection of the equal-priority user",
     )
     sim.store.delete("pods", "same", "default")

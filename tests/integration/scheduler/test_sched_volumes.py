@@ -9,13 +9,18 @@ matters, and through the API where its validation is the point.
 
 from __future__ import annotations
 
+import json
+import signal
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from sched_harness import InProcessScheduler, events_about, node_of, pod, wait_until
+from sched_harness import InProcessScheduler, events_about, node_of, pod, wait_until, write_config
 
-from ksched.sim import SimCluster
+from ksched.sim import ErrorRule, FaultConfig, SimCluster
 from ksched.sim.workloads import node_template, pod_template
 
 StartScheduler = Callable[..., InProcessScheduler]
@@ -242,3 +247,177 @@ def test_second_readwriteoncepod_user_is_rejected_and_preempts_a_lower_priority_
     wait_until(lambda: sim.store.get("pods", "holder", "default") is None, what="the holder preempted")
     bound(sim, "boss")
     assert zone_of(sim, node_of(sim, "boss")) == "a"
+
+
+# ---------------------------------------------------------------------------------------------- failures
+def volume_config(path: Path, *, bind_timeout_s: int) -> Path:
+    """The test harness's fast config with VolumeBinding's bindTimeoutSeconds set."""
+    write_config(path, leader_elect=False, max_backoff=2)
+    text = path.read_text() + (
+        "profiles:\n"
+        "  - schedulerName: default-scheduler\n"
+        "    pluginConfig:\n"
+        "      - name: VolumeBinding\n"
+        f"        args: {{bindTimeoutSeconds: {bind_timeout_s}}}\n"
+    )
+    path.write_text(text)
+    return path
+
+
+def failed_scheduling_notes(sim: SimCluster, name: str) -> list[str]:
+    return [e.get("note") or e.get("message") or "" for e in events_about(sim, name, "FailedScheduling")]
+
+
+def bindings_of(sim: SimCluster, name: str) -> list[Any]:
+    return [r for r in sim.audit.records() if r.name == name and r.result == "bound"]
+
+
+@pytest.mark.parametrize("code", [409, 500])
+def test_failed_claim_update_unreserves_reports_and_retries(
+    sim: SimCluster, start_scheduler: StartScheduler, tmp_path: Path, code: int
+) -> None:
+    storage_class(sim, "zonal", mode="WaitForFirstConsumer", zones=["a", "b"])
+    claim(sim, "data-db-0", "zonal")
+    # Only the scheduler's writes of the claim fail; the stand-ins' requests go through.
+    rule = ErrorRule(
+        verb="update", resource="persistentvolumeclaims", code=code, rate=1.0, user_agent="ksched/"
+    )
+    sim.faults.configure(FaultConfig(errors=[rule]))
+    sched = start_scheduler(volume_config(tmp_path / "ksched.yaml", bind_timeout_s=30))
+    pod_with(sim, "db-0", "data-db-0")
+    notes = wait_until(
+        lambda: [
+            n
+            for n in failed_scheduling_notes(sim, "db-0")
+            if n.startswith('running PreBind plugin "VolumeBinding"')
+        ],
+        what="a FailedScheduling event from VolumeBinding's PreBind",
+    )
+    assert "binding volumes" in notes[0] or str(code) in notes[0], notes[0]
+    no_assumed_volumes(sched)
+    assert not pod(sim, "db-0")["spec"].get("nodeName")
+    sim.faults.configure(FaultConfig())
+    (node,) = bound(sim, "db-0")
+    assert pv_zones(pv_of_claim(sim, "data-db-0")) == {zone_of(sim, node)}
+    assert len(bindings_of(sim, "db-0")) == 1
+    no_assumed_volumes(sched)
+
+
+def test_provisioner_off_until_bind_timeout_then_on(
+    sim: SimCluster, start_scheduler: StartScheduler, tmp_path: Path
+) -> None:
+    sim.start_storage_controllers(provisioner=False)
+    storage_class(sim, "zonal", mode="WaitForFirstConsumer", zones=["a", "b"])
+    claim(sim, "data-q-0", "zonal")
+    sched = start_scheduler(volume_config(tmp_path / "ksched.yaml", bind_timeout_s=2))
+    pod_with(sim, "q-0", "data-q-0")
+    wait_until(
+        lambda: any("binding volumes" in n for n in failed_scheduling_notes(sim, "q-0")),
+        timeout=20,
+        what="PreBind to time out while nothing provisions",
+    )
+    no_assumed_volumes(sched)
+    assert not pod(sim, "q-0")["spec"].get("nodeName")
+    sim.start_storage_controllers()
+    (node,) = bound(sim, "q-0", timeout=40)
+    assert pv_zones(pv_of_claim(sim, "data-q-0")) == {zone_of(sim, node)}
+    assert len(bindings_of(sim, "q-0")) == 1
+
+
+def test_restart_mid_binding_loses_no_pod_and_binds_none_twice(
+    sim: SimCluster, start_process: Callable[..., Any], tmp_path: Path
+) -> None:
+    sim.start_storage_controllers(provisioner=False)
+    storage_class(sim, "zonal", mode="WaitForFirstConsumer", zones=["a", "b"])
+    for i in range(3):
+        claim(sim, f"data-r-{i}", "zonal")
+        pod_with(sim, f"r-{i}", f"data-r-{i}")
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    config = volume_config(tmp_path / "ksched.yaml", bind_timeout_s=60)
+    first = start_process("first", kubeconfig, config, leader_elect=False)
+
+    def selected() -> bool:
+        claims = [sim.store.get("persistentvolumeclaims", f"data-r-{i}", "default") for i in range(3)]
+        return all(
+            "volume.kubernetes.io/selected-node" in (c["metadata"].get("annotations") or {}) for c in claims
+        )
+
+    wait_until(selected, timeout=30, what="every claim to get a selected node")
+    first.signal(signal.SIGKILL)
+    first.wait(10)
+    second = start_process("second", kubeconfig, config, leader_elect=False)
+    sim.start_storage_controllers()
+    nodes = bound(sim, "r-0", "r-1", "r-2", timeout=60)
+    for i, node in enumerate(nodes):
+        selected_node = sim.store.get("persistentvolumeclaims", f"data-r-{i}", "default")["metadata"][
+            "annotations"
+        ]["volume.kubernetes.io/selected-node"]
+        assert node == selected_node, f"r-{i} bound to {node}, its claim was provisioned for {selected_node}"
+        assert len(bindings_of(sim, f"r-{i}")) == 1
+    assert second.proc.poll() is None, second.log()
+
+
+def test_bad_storage_input_is_named_and_others_are_served(
+    sim: SimCluster, start_scheduler: StartScheduler
+) -> None:
+    start_scheduler()
+    # A claim naming a class that does not exist: the PV controller says so on the claim, and the
+    # pod is told its claim is unbound (the class may still come).
+    claim(sim, "lost", "no-such-class")
+    pod_with(sim, "orphan", "lost")
+    wait_until(
+        lambda: any(
+            "pod has unbound immediate PersistentVolumeClaims" in n
+            for n in failed_scheduling_notes(sim, "orphan")
+        ),
+        what="the orphan's FailedScheduling event",
+    )
+    wait_until(
+        lambda: any(
+            'storageclass.storage.k8s.io "no-such-class" not found'
+            in (e.get("note") or e.get("message") or "")
+            for e in events_about(sim, "lost", "ProvisioningFailed")
+        ),
+        what="the PV controller's ProvisioningFailed event on the claim",
+    )
+    # The API refuses a volume with an unparsable capacity and a CSINode with a negative count,
+    # naming the field; the scheduler keeps serving other pods.
+    base = sim.url
+    for path, obj, field in (
+        (
+            "/api/v1/persistentvolumes",
+            {
+                "metadata": {"name": "bad"},
+                "spec": {
+                    "capacity": {"storage": "lots"},
+                    "accessModes": ["ReadWriteOnce"],
+                    "csi": {"driver": DRIVER, "volumeHandle": "h"},
+                },
+            },
+            "spec.capacity",
+        ),
+        (
+            "/apis/storage.k8s.io/v1/csinodes",
+            {
+                "metadata": {"name": "node-1"},
+                "spec": {"drivers": [{"name": DRIVER, "nodeID": "n", "allocatable": {"count": -1}}]},
+            },
+            "spec.drivers[0].allocatable.count",
+        ),
+    ):
+        status, body = post_json(base + path, obj)
+        assert status in (400, 422) and field.split("[")[0] in body, (status, body)
+    pod_with(sim, "plain")
+    bound(sim, "plain")
+
+
+def post_json(url: str, obj: dict[str, Any]) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url, data=json.dumps(obj).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, exc.read().decode()

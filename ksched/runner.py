@@ -46,6 +46,7 @@ from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import pod_from_dict
+from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox
@@ -113,7 +114,24 @@ def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
         Informer(client, "replicationcontrollers", "/api/v1/replicationcontrollers", rc_from_dict, sink),
         Informer(client, "replicasets", "/apis/apps/v1/replicasets", replica_set_from_dict, sink),
         Informer(client, "statefulsets", "/apis/apps/v1/statefulsets", stateful_set_from_dict, sink),
+        # The volume plugins: claims and volumes, classes, and what the CSI drivers report.
+        *(
+            Informer(client, resource, path, STORAGE_DECODERS[kind][1], sink)
+            for kind, resource, path in _STORAGE
+        ),
     ]
+
+
+_STORAGE = (
+    ("PersistentVolume", "persistentvolumes", "/api/v1/persistentvolumes"),
+    ("PersistentVolumeClaim", "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"),
+    ("StorageClass", "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"),
+    ("CSINode", "csinodes", "/apis/storage.k8s.io/v1/csinodes"),
+    ("CSIDriver", "csidrivers", "/apis/storage.k8s.io/v1/csidrivers"),
+    ("CSIStorageCapacity", "csistoragecapacities", "/apis/storage.k8s.io/v1/csistoragecapacities"),
+    ("VolumeAttachment", "volumeattachments", "/apis/storage.k8s.io/v1/volumeattachments"),
+)
+"""(kind, informer resource, list path) of every storage informer."""
 
 
 def _tune_gc(io: IOThread) -> None:

@@ -13,7 +13,7 @@ import aiohttp
 import orjson
 
 from ksched.bench.errors import BenchError
-from ksched.bench.workload import NodeGroup
+from ksched.bench.workload import STORAGE_PATHS, NodeGroup
 
 
 class ClusterClient:
@@ -63,6 +63,18 @@ class ClusterClient:
         if items:
             self.audit_seq = int(items[-1]["seq"])
         return list(items)
+
+    async def bulk_create(self, resource: str, items: list[dict[str, Any]], namespace: str = "") -> None:
+        """Many objects of one resource in one admin request (PVs, claims, CSINodes)."""
+        body = {"resource": resource, "namespace": namespace, "items": items}
+        await self._json("POST", "/admin/objects", body)
+
+    async def create_object(self, obj: dict[str, Any]) -> None:
+        """One workload ``storage`` object, at its kind's path."""
+        path = STORAGE_PATHS[obj["kind"]].format(
+            namespace=obj.get("metadata", {}).get("namespace", "default")
+        )
+        await self._json("POST", path, obj)
 
     async def create(self, path: str, obj: dict[str, Any]) -> None:
         await self._json("POST", path, obj)

@@ -28,11 +28,11 @@ from typing import Any
 import aiohttp
 import orjson
 
-from ksched.bench import profile, promtext, quality, stats
+from ksched.bench import profile, promtext, quality, stats, storage
 from ksched.bench.cluster_client import ClusterClient
 from ksched.bench.errors import BenchError
 from ksched.bench.procs import ProcSample, SimProcess, children, sample, start_sim
-from ksched.bench.workload import Churn, Workload
+from ksched.bench.workload import Churn, PodGroup, Workload
 from ksched.sim.workloads import make_nodes, make_pods
 from ksched.simrun import start_scheduler, stop_process
 
@@ -113,11 +113,13 @@ async def _bound_init_pods(cluster: ClusterClient, workload: Workload) -> None:
     names = [n["metadata"]["name"] for n in await cluster.node_list()]
     sem = asyncio.Semaphore(ADMIN_CONCURRENCY)
 
-    async def one(gi: int, manifest: dict[str, Any], ns: str, node: str, count: int) -> None:
-        m = orjson.loads(orjson.dumps(manifest))
+    async def one(gi: int, g: PodGroup, node: str, count: int) -> None:
+        m = orjson.loads(orjson.dumps(storage.pod_manifest(g)))
         m["spec"]["nodeName"] = node
+        prefix = f"{INIT_PREFIX}{gi}-{node}-"
         async with sem:
-            await cluster.add_pods(count, m, ns, f"{INIT_PREFIX}{gi}-{node}-")
+            await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(count)])
+            await cluster.add_pods(count, m, g.namespace, prefix)
 
     jobs = []
     for gi, g in groups:
@@ -125,8 +127,26 @@ async def _bound_init_pods(cluster: ClusterClient, workload: Workload) -> None:
         for j, node in enumerate(names):
             n = per + (1 if j < extra else 0)
             if n:
-                jobs.append(one(gi, g.manifest, g.namespace, node, n))
+                jobs.append(one(gi, g, node, n))
     await asyncio.gather(*jobs)
+
+
+async def _claims_for(cluster: ClusterClient, group: PodGroup, pod_names: list[str]) -> None:
+    """The claims (and bound volumes) of these pods of ``group``, created before the pods."""
+    claims, volumes = storage.claims_and_volumes(group, pod_names)
+    if claims:
+        await cluster.bulk_create("persistentvolumeclaims", claims, group.namespace)
+    if volumes:
+        await cluster.bulk_create("persistentvolumes", volumes)
+
+
+def _measured_batches(workload: Workload) -> list[tuple[int, str, int]]:
+    """(group, name prefix, count) of each creation request of the measured pods (rate 0)."""
+    out = []
+    for gi, g in enumerate(workload.measured_pods):
+        for batch, first in enumerate(range(0, g.count, CREATE_BATCH)):
+            out.append((gi, f"{MEASURED_PREFIX}{gi}-{batch}-", min(CREATE_BATCH, g.count - first)))
+    return out
 
 
 async def _wait_bound(cluster: ClusterClient, expected: int, stall_s: float, prefix: str) -> int:
@@ -172,11 +192,12 @@ async def _create_measured(cluster: ClusterClient, workload: Workload, created_a
 
     async def group(gi: int) -> None:
         g = workload.measured_pods[gi]
+        manifest = storage.pod_manifest(g)
         if g.rate <= 0:
-            for batch, first in enumerate(range(0, g.count, CREATE_BATCH)):
-                prefix = f"{MEASURED_PREFIX}{gi}-{batch}-"
-                created_at[prefix] = time.time()
-                await cluster.add_pods(min(CREATE_BATCH, g.count - first), g.manifest, g.namespace, prefix)
+            for batch_group, prefix, count in _measured_batches(workload):
+                if batch_group == gi:
+                    created_at[prefix] = time.time()
+                    await cluster.add_pods(count, manifest, g.namespace, prefix)
             return
         start, done, batch = time.monotonic(), 0, 0
         while done < g.count:
@@ -184,7 +205,8 @@ async def _create_measured(cluster: ClusterClient, workload: Workload, created_a
             if due > done:
                 prefix = f"{MEASURED_PREFIX}{gi}-{batch}-"
                 created_at[prefix] = time.time()
-                await cluster.add_pods(due - done, g.manifest, g.namespace, prefix)
+                await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(due - done)])
+                await cluster.add_pods(due - done, manifest, g.namespace, prefix)
                 done, batch = due, batch + 1
             await asyncio.sleep(0.05)
 
@@ -251,6 +273,7 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
         history_window=max(10_000, 4 * total_pods),
         verbosity=opts.verbosity,
         start_pods=opts.start_pods,
+        storage_controllers=workload.provisions,
         cpus=other_cpus,
     )
     sched = None
@@ -264,9 +287,13 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
             namespaces |= {c.namespace for c in workload.churn if c.kind == "pod"}
             for ns in sorted(namespaces):
                 await cluster.namespace(ns)
+            for obj in workload.storage:
+                await cluster.create_object(obj)
             for group in workload.nodes:
                 if group.count:
                     await cluster.add_nodes(group)
+            if csi_nodes := storage.csi_nodes(workload):
+                await cluster.bulk_create("csinodes", csi_nodes)
             await _bound_init_pods(cluster, workload)
             sched = await asyncio.to_thread(
                 start_scheduler,
@@ -280,11 +307,17 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
             unbound_init = 0
             for gi, g in enumerate(workload.init_pods):
                 if not g.bound and g.count:
-                    await cluster.add_pods(g.count, g.manifest, g.namespace, f"{INIT_PREFIX}{gi}-")
+                    prefix = f"{INIT_PREFIX}{gi}-"
+                    await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(g.count)])
+                    await cluster.add_pods(g.count, storage.pod_manifest(g), g.namespace, prefix)
                     unbound_init += g.count
             init_bound = (
                 await _wait_bound(cluster, unbound_init, opts.stall_s, INIT_PREFIX) if unbound_init else 0
             )
+            for gi, prefix, count in _measured_batches(workload):
+                g = workload.measured_pods[gi]
+                if g.rate <= 0:  # claims of rate-limited groups are created with their pods
+                    await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(count)])
             await cluster.new_bindings()  # skip anything left over from the setup
             result = await _measure(workload, opts, workdir, session, cluster, sim, proc, port)
             result["init_pods"] = {

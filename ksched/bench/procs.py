@@ -75,13 +75,21 @@ class SimProcess:
 
 
 def sim_command(
-    workdir: Path, *, history_window: int, verbosity: int = 0, start_pods: bool = False
+    workdir: Path,
+    *,
+    history_window: int,
+    verbosity: int = 0,
+    start_pods: bool = False,
+    storage_controllers: bool = False,
 ) -> list[str]:
     """``ksched sim serve`` as the bench runs it: without ``start_pods``, bound pods stay Pending (as
-    in upstream's scheduler_perf, which has no kubelets); graceful deletes complete either way."""
+    in upstream's scheduler_perf, which has no kubelets); graceful deletes complete either way.
+    Without ``storage_controllers`` no PV controller or provisioner runs (scheduler_perf runs none:
+    its claims are created bound); a workload whose claims must be provisioned asks for them."""
     cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "sim", "serve", "--port", "0"]
     cmd += ["--kubeconfig-out", str(workdir / "kubeconfig"), "--history-window", str(history_window)]
-    cmd.append("--no-storage-controllers")  # the bench workloads have no volumes; keep the figures comparable
+    if not storage_controllers:
+        cmd.append("--no-storage-controllers")
     if not start_pods:
         cmd.append("--no-start-pods")
     return cmd
@@ -93,13 +101,20 @@ def start_sim(
     history_window: int,
     verbosity: int = 0,
     start_pods: bool = False,
+    storage_controllers: bool = False,
     cpus: frozenset[int] | None = None,
 ) -> SimProcess:
     """Start the embedded cluster with no nodes (the driver adds them) and wait for its URL;
     ``cpus``, when given, are the only CPUs it may run on."""
     kubeconfig = workdir / "kubeconfig"
     log_path = workdir / "sim.log"
-    cmd = sim_command(workdir, history_window=history_window, verbosity=verbosity, start_pods=start_pods)
+    cmd = sim_command(
+        workdir,
+        history_window=history_window,
+        verbosity=verbosity,
+        start_pods=start_pods,
+        storage_controllers=storage_controllers,
+    )
     cmd = pinned_command(cmd, cpus)
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log_file, env=dict(os.environ))

@@ -46,6 +46,13 @@ _POD_KEYS = {
     "schedulerName",
 }
 _POD_ARG = {"nodeSelector": "node_selector", "topologySpreadConstraints": "topology_spread"}
+STORAGE_PATHS = {
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
+    "CSIStorageCapacity": "/apis/storage.k8s.io/v1/namespaces/{namespace}/csistoragecapacities",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+}
+"""Kinds a workload's ``storage`` list may create, and where."""
 QUALITY_FIGURES = ("nodes_used", "max_pods_per_node", "max_skew", "unscheduled", "preempted", "colocated")
 
 
@@ -57,6 +64,9 @@ class NodeGroup:
     """Round-robin ``topology.kubernetes.io/zone`` values ``zone-0..zone-{zones-1}`` (0: none)."""
     label_values: dict[str, list[str]] = field(default_factory=dict)
     """Label key -> values dealt round-robin over the group's nodes (upstream's labelNodePrepareStrategy)."""
+    csi_node: Obj | None = None
+    """A CSINode per node (upstream's nodeAllocatableStrategy): ``{"drivers": {name: count},
+    "migratedPlugins": [...]}``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +78,11 @@ class PodGroup:
     """Init pods only: created with spec.nodeName (round-robin over the nodes), no scheduling."""
     rate: float = 0.0
     """Measured pods only: pods per second; 0 creates them all at once."""
+    claim: Obj | None = None
+    """A PersistentVolumeClaim per pod (``persistentVolumeClaim``), mounted as volume ``vol``."""
+    volume: Obj | None = None
+    """A PersistentVolume per pod bound to its claim (``persistentVolume``), as scheduler_perf's
+    persistentVolumeTemplatePath creates them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,11 +121,18 @@ class Workload:
     """Give up measuring after this long (the report says how many pods were left)."""
     expect_unschedulable: int = 0
     """Measured pods that cannot be placed by design; the run ends when the rest are bound."""
+    storage: tuple[Obj, ...] = ()
+    """StorageClasses, CSIDrivers, CSIStorageCapacities, ...: created before the nodes."""
     source: str = ""
 
     @property
     def node_count(self) -> int:
         return sum(g.count for g in self.nodes)
+
+    @property
+    def provisions(self) -> bool:
+        """Some claim has no volume made for it: the cluster's PV controller and provisioner must run."""
+        return any(g.claim is not None and g.volume is None for g in (*self.init_pods, *self.measured_pods))
 
     @property
     def measured_count(self) -> int:
@@ -197,6 +219,7 @@ def parse(doc: Any, source: str = "<workload>") -> Workload:
             "quality",
             "timeoutSeconds",
             "expectUnschedulable",
+            "storage",
         },
     )
     nodes = tuple(p.node_group(g, f"nodes[{i}]") for i, g in enumerate(p.seq(d.get("nodes"), "nodes")))
@@ -229,6 +252,9 @@ def parse(doc: Any, source: str = "<workload>") -> Workload:
         quality=p.quality(d.get("quality", {}), "quality"),
         timeout_s=p.number(d.get("timeoutSeconds", 600), "timeoutSeconds", minimum=1),
         expect_unschedulable=int(p.number(d.get("expectUnschedulable", 0), "expectUnschedulable")),
+        storage=tuple(
+            p.storage_object(o, f"storage[{i}]") for i, o in enumerate(p.seq(d.get("storage", []), "storage"))
+        ),
         source=source,
     )
 
@@ -293,7 +319,7 @@ class _Parser:
 
     def node_group(self, v: Any, path: str) -> NodeGroup:
         d = self.mapping(v, path)
-        self.known(d, path, {"count", "template", "manifest", "zones", "labelValues"})
+        self.known(d, path, {"count", "template", "manifest", "zones", "labelValues", "csiNode"})
         lv = self.mapping(d.get("labelValues", {}), f"{path}.labelValues")
         for k, vals in lv.items():
             if not self.seq(vals, f"{path}.labelValues.{k}"):
@@ -303,11 +329,31 @@ class _Parser:
             manifest=self.manifest(d, path, "Node"),
             zones=int(self.number(d.get("zones", 0), f"{path}.zones")),
             label_values={str(k): [str(x) for x in vals] for k, vals in lv.items()},
+            csi_node=self.csi_node(d["csiNode"], f"{path}.csiNode") if "csiNode" in d else None,
         )
+
+    def csi_node(self, v: Any, path: str) -> Obj:
+        d = self.mapping(v, path)
+        self.known(d, path, {"drivers", "migratedPlugins"})
+        drivers = self.mapping(d.get("drivers", {}), f"{path}.drivers")
+        for name, count in drivers.items():
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise self.fail(f"{path}.drivers.{name}", f"expected an attach limit >= 0, got {count!r}")
+        plugins = [str(x) for x in self.seq(d.get("migratedPlugins", []), f"{path}.migratedPlugins")]
+        return {"drivers": dict(drivers), "migratedPlugins": plugins}
+
+    def storage_object(self, v: Any, path: str) -> Obj:
+        d = self.mapping(v, path)
+        if d.get("kind") not in STORAGE_PATHS:
+            raise self.fail(
+                f"{path}.kind", f"expected one of {', '.join(STORAGE_PATHS)}, got {d.get('kind')!r}"
+            )
+        return d
 
     def pod_group(self, v: Any, path: str, *, init: bool) -> PodGroup:
         d = self.mapping(v, path)
-        allowed = {"count", "template", "manifest", "namespace"} | ({"bound"} if init else {"rate"})
+        allowed = {"count", "template", "manifest", "namespace", "persistentVolumeClaim", "persistentVolume"}
+        allowed |= {"bound"} if init else {"rate"}
         self.known(d, path, allowed)
         bound = d.get("bound", False)
         if not isinstance(bound, bool):
@@ -318,7 +364,17 @@ class _Parser:
             namespace=str(d.get("namespace", "sched-setup" if init else "sched-test")),
             bound=bound,
             rate=self.number(d.get("rate", 0), f"{path}.rate"),
+            claim=self.kind_of(d, "persistentVolumeClaim", "PersistentVolumeClaim", path),
+            volume=self.kind_of(d, "persistentVolume", "PersistentVolume", path),
         )
+
+    def kind_of(self, d: Obj, key: str, kind: str, path: str) -> Obj | None:
+        if key not in d:
+            return None
+        m = self.mapping(d[key], f"{path}.{key}")
+        if m.get("kind", kind) != kind:
+            raise self.fail(f"{path}.{key}.kind", f"expected {kind}, got {m.get('kind')!r}")
+        return m
 
     def churn(self, v: Any, path: str) -> Churn:
         d = self.mapping(v, path)

@@ -7,7 +7,9 @@
 ``GET /admin/stats``             object counts per resource, current resourceVersion, open watches
 ``POST /admin/nodes``            ``{"count": N, "template": {...}, "zones": Z, "name_prefix": "node-"}``
 ``POST /admin/pods``             ``{"count": N, "template": {...}, "namespace": "default",
-                                 "name_prefix": "pod-"}``
+                                 "name_prefix": "pod-"}``; a ``claimName`` with ``{pod}`` is per pod
+``POST /admin/objects``          ``{"resource": "persistentvolumes", "namespace": "", "items": [...]}``:
+                                 many objects of one kind at once, admitted as through the API
 """
 
 from __future__ import annotations
@@ -88,8 +90,17 @@ def admin_routes(
         n = store.bulk_create("pods", pods, namespace=ns)
         return json_response({"created": n}, 201)
 
+    async def post_objects(request: web.BaseRequest) -> web.Response:
+        body = await read_json(request)
+        items = body.get("items")
+        if not isinstance(items, list):
+            raise st.bad_request("items: expected a list of objects")
+        n = store.bulk_create(str(body.get("resource", "")), items, namespace=body.get("namespace") or None)
+        return json_response({"created": n}, 201)
+
     return {
         "/admin/faults": {"GET": guarded(get_faults), "PUT": guarded(put_faults)},
+        "/admin/objects": {"POST": guarded(post_objects)},
         "/admin/audit": {"GET": guarded(get_audit), "DELETE": guarded(delete_audit)},
         "/admin/stats": {"GET": guarded(stats)},
         "/admin/nodes": {"POST": guarded(post_nodes)},

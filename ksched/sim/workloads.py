@@ -191,8 +191,11 @@ def make_pods(
     *,
     start: int = 0,
 ) -> list[Obj]:
-    """``count`` Pods named ``{name_prefix}{i}`` in ``namespace``, unbound (no spec.nodeName)."""
+    """``count`` Pods named ``{name_prefix}{i}`` in ``namespace``, unbound (no spec.nodeName); a claim
+    name containing ``{pod}`` gets the pod's name there."""
     copy = _copier(template or DEFAULT_POD)
+    volumes = (template or {}).get("spec", {}).get("volumes", [])
+    claims = CLAIM_POD_PLACEHOLDER in orjson.dumps(volumes).decode()
     out = []
     for i in range(start, start + count):
         pod = copy()
@@ -200,8 +203,21 @@ def make_pods(
         meta.pop("generateName", None)
         meta["name"] = f"{name_prefix}{i}"
         meta["namespace"] = namespace
+        if claims:
+            _name_claims(pod, meta["name"])
         out.append(pod)
     return out
+
+
+CLAIM_POD_PLACEHOLDER = "{pod}"
+"""In a template's ``persistentVolumeClaim.claimName``: replaced by each pod's name (a claim per pod)."""
+
+
+def _name_claims(pod: Obj, name: str) -> None:
+    for vol in pod["spec"]["volumes"]:
+        ref = vol.get("persistentVolumeClaim")
+        if ref and CLAIM_POD_PLACEHOLDER in ref.get("claimName", ""):
+            ref["claimName"] = ref["claimName"].replace(CLAIM_POD_PLACEHOLDER, name)
 
 
 def load_template(path: str | Path) -> Obj:

@@ -31,7 +31,9 @@ from typing import Any, TypeVar
 
 from ksched.cache.cluster import ClusterCache
 from ksched.config import load_config
+from ksched.framework.handle import HandleServices
 from ksched.framework.profile import build_profiles
+from ksched.framework.view import ClusterView
 from ksched.kube.connection import load_connection
 from ksched.kube.io_thread import IOThread
 from ksched.metrics import Metrics
@@ -41,6 +43,7 @@ from ksched.runner import _informers
 from ksched.scheduler.binder import ApiOutbox, OutboxSettings
 from ksched.scheduler.inbox import Inbox, StopRequested
 from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.queue.factory import queue_for
 from ksched.sim import SimCluster
 from ksched.sim._resources import BY_KEY
@@ -106,10 +109,8 @@ class InProcessScheduler:
     ) -> None:
         config = load_config(str(config_path))
         self.config = config
-        profiles = build_profiles(config, seed=seed)
         self.metrics = Metrics()
         self.cache = ClusterCache()
-        self.queue = queue_for(config, profiles, clock=time.monotonic, metrics=self.metrics)
         self.inbox = Inbox()
         self.io = IOThread(name="ksched-io-test").start()
         try:
@@ -119,6 +120,14 @@ class InProcessScheduler:
             # 50/s would leave a backlog of Scheduled events to cancel at shutdown).
             settings = OutboxSettings(event_qps=100_000.0, event_burst=100_000)
             self.outbox = ApiOutbox(self.io, self.client, self.inbox, settings)
+            # As the runner builds them: binding-cycle plugins (VolumeBinding) write through the client.
+            services = HandleServices(
+                client=PluginApiClient(self.io, self.client, leading=lambda: True),
+                snapshot=ClusterView(self.cache),
+            )
+            profiles = build_profiles(config, seed=seed, services=services)
+            self.queue = queue_for(config, profiles, clock=time.monotonic, metrics=self.metrics)
+            self.informers = _informers(self.client, self.inbox)
             self.scheduler = Scheduler(
                 profiles=profiles,
                 cache=self.cache,
@@ -128,9 +137,8 @@ class InProcessScheduler:
                 metrics=self.metrics,
                 instance="test",
                 leading=True,
-                required_kinds=frozenset({"nodes", "pods"}),
+                required_kinds=frozenset(i.resource for i in self.informers),
             )
-            self.informers = _informers(self.client, self.inbox)
             if page_size is not None:
                 for informer in self.informers:
                     informer.page_size = page_size

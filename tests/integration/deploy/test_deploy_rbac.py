@@ -102,6 +102,8 @@ def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
         name_prefix="high-",
     )
     wait_until(lambda: _all_bound(sim, "high-"), timeout_s=30, what="the preemptor bound after preemption")
+    # VolumeBinding's PreBind: a claim to provision gets the selected node, a static volume the claimRef.
+    _volume_scenarios(sim, log)
     # The leader renews its Lease every retryPeriod; SIGTERM releases it.
     wait_until(
         lambda: any(c.verb == "update" and c.resource == "leases" for c in log.calls),
@@ -109,6 +111,53 @@ def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
         what="a Lease renewal",
     )
     assert replica.terminate() == 0, replica.log()
+
+
+def _volume_scenarios(sim: SimCluster, log: RequestLog) -> None:
+    for name, provisioner in (
+        ("rbac-wffc", "csi.example.com"),
+        ("rbac-local", "kubernetes.io/no-provisioner"),
+    ):
+        sim.store.create(
+            "storageclasses",
+            {
+                "metadata": {"name": name},
+                "provisioner": provisioner,
+                "volumeBindingMode": "WaitForFirstConsumer",
+            },
+        )
+    sim.store.create(
+        "persistentvolumes",
+        {
+            "metadata": {"name": "rbac-pv"},
+            "spec": {
+                "storageClassName": "rbac-local",
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "csi": {"driver": "csi.example.com", "volumeHandle": "rbac-pv"},
+            },
+            "status": {"phase": "Available"},
+        },
+    )
+    for claim, cls in (("rbac-provisioned", "rbac-wffc"), ("rbac-static", "rbac-local")):
+        spec = {
+            "storageClassName": cls,
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        }
+        sim.store.create(
+            "persistentvolumeclaims", {"metadata": {"name": claim, "namespace": "default"}, "spec": spec}
+        )
+        obj = pod_template(cpu="100m", memory="100Mi", scheduler_name="ksched")
+        obj["metadata"]["name"] = f"pod-{claim}"
+        obj["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+        sim.store.create("pods", obj)
+    for resource in ("persistentvolumeclaims", "persistentvolumes"):
+        wait_until(
+            lambda r=resource: any(c.verb == "update" and c.resource == r for c in log.calls),
+            timeout_s=30,
+            what=f"VolumeBinding's PreBind update of {resource}",
+        )
 
 
 def test_rbac_allows_every_call_of_a_running_ksched_and_nothing_more(

@@ -56,6 +56,20 @@ class PodGated(Protocol):
 
 
 @runtime_checkable
+class BindingWork(Protocol):
+    """``binding_work(state, pod) -> bool``, called after the scheduling cycle picked a node.
+
+    Promise: when it returns False, Reserve and PreBind would succeed doing nothing for this pod
+    and cycle state, Permit would allow, PreBindPreFlight would skip, Unreserve and PostBind would
+    do nothing (VolumeBinding: every claim was fully bound at PreFilter). When no binding-cycle
+    plugin has work, the pod goes straight to the binder, as a pod the ``skips_pods_without``
+    gates leave out does.
+    """
+
+    def binding_work(self, state: CycleState, pod: Pod) -> bool: ...
+
+
+@runtime_checkable
 class RowLocal(Protocol):
     """``row_local = True``: the Filter verdict on a node reads only that node's own row (its
     labels, taints, allocatable, and the requests and ports of the pods on it).
@@ -150,6 +164,7 @@ class QueueingHints(Protocol):
 
 _ATTRIBUTES: dict[str, type] = {"skips_pods_without": str, "row_local": bool, "scores_in_range": bool}
 _METHODS = (
+    "binding_work",
     "relevance",
     "filter_rows",
     "filter_rows_key",

@@ -38,7 +38,6 @@ an attribute the pod lacks) never reach this module: the loop asks
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import logging
 import math
@@ -51,7 +50,7 @@ from ksched.framework.runtime import CycleResult, Framework
 from ksched.framework.runtime.binding import PreBindWait, poll_pre_bind
 from ksched.framework.waiting import go_seconds
 from ksched.metrics import Metrics
-from ksched.model.pod import Pod
+from ksched.model.pod import Pod, with_node_name
 from ksched.scheduler import events_registry as cev
 from ksched.scheduler.inbox import BindDone, Inbox, PermitDecided, PreBindProgress
 from ksched.scheduler.queue import SchedulingQueue
@@ -139,7 +138,7 @@ class BindingCycle:
         self, fw: Framework, result: CycleResult, pinfo: QueuedPodInfo, node: str, started: float
     ) -> None:
         """Reserve and Permit for a pod just assumed on ``node``; then bind, wait, or fail."""
-        pod = dataclasses.replace(pinfo.pod, node_name=node)
+        pod = with_node_name(pinfo.pod, node)
         state = result.state if result.state is not None else CycleState()
         entry = _InFlight(fw, state, pinfo, pod, node, started)
         self._pods[pod.uid] = entry

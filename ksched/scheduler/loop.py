@@ -290,7 +290,7 @@ class Scheduler:
         assumed = with_node_name(pod, node)
         self.cache.assume(assumed, node)
         self.queue.nominator.delete(pod.uid)  # upstream: an assumed pod is no longer nominated
-        if fw.needs_binding_cycle(pod):
+        if fw.needs_binding_cycle(pod, result.state):
             self.binding_cycle.start(fw, result, pinfo, node, start)
             return
         self._post_binding(pinfo, node, start)

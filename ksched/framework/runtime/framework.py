@@ -114,6 +114,11 @@ class Framework:
         self._binding_always = None in gates
         """Some binding-cycle plugin acts on every pod (declares no ``skips_pods_without``)."""
         self._binding_gates = tuple(sorted(g for g in gates if isinstance(g, str)))
+        binders = {id(p): p for p in (*reserve, *permit, *pre_bind, *post_bind)}
+        self._binding_work = tuple(p.binding_work for p in binders.values() if hasattr(p, "binding_work"))
+        """Each binding plugin's ``binding_work`` hook, when every one of them has it (else empty)."""
+        if len(self._binding_work) != len(binders):
+            self._binding_work = ()
         self.plugins = {getattr(p, "name", repr(p)): p for p in plugins}
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.timer = CycleTimer(recorder, profile)
@@ -358,15 +363,18 @@ class Framework:
         )
 
     # ------------------------------------------------------------------ binding cycle
-    def needs_binding_cycle(self, pod: Pod) -> bool:
+    def needs_binding_cycle(self, pod: Pod, state: CycleState | None = None) -> bool:
         """Whether any binding-cycle plugin (Reserve, Permit, PreBind, PostBind) has work for the
-        pod: not when each of them declares ``skips_pods_without`` an attribute the pod lacks
-        (they promise to do nothing then), so such pods go straight to the binder."""
+        pod: not when each of them declares ``skips_pods_without`` an attribute the pod lacks, nor
+        when each has a ``binding_work`` hook that says no for this cycle's ``state`` (they promise
+        to do nothing then, :mod:`ksched.framework.hooks`), so such pods go straight to the binder."""
         if not self.has_binding_plugins:
             return False
-        if self._binding_always:
-            return True
-        return any(getattr(pod, attr) for attr in self._binding_gates)
+        if not self._binding_always and not any(getattr(pod, attr) for attr in self._binding_gates):
+            return False
+        if state is not None and self._binding_work:
+            return any(work(state, pod) for work in self._binding_work)
+        return True
 
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
         return binding.run_reserve(self.reserve_plugins, state, pod, node, self.timer)

@@ -85,3 +85,37 @@ def test_a_pod_whose_claim_is_missing_is_unresolvable_with_upstreams_message() -
     )
     assert result.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert 'persistentvolumeclaim "data" not found' in result.status.message
+
+
+def test_a_pod_whose_claims_are_all_bound_skips_the_binding_cycle() -> None:
+    """VolumeBinding's binding_work says no when PreFilter found every claim bound: Reserve and
+    PreBind would do nothing, so the pod goes straight to the binder."""
+    from ksched.cache.volumes import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
+    from ksched.model.storage import pv_from_dict, pvc_from_dict
+
+    cluster = cluster_of([make_node("n0", cpu=4, memory="8Gi", pods=10)])
+    cluster.volumes.upsert(
+        PERSISTENT_VOLUMES,
+        pv_from_dict({"metadata": {"name": "pv"}, "spec": {"csi": {"driver": "d", "volumeHandle": "h"}}}),
+    )
+    cluster.volumes.upsert(
+        PERSISTENT_VOLUME_CLAIMS,
+        pvc_from_dict(
+            {
+                "metadata": {
+                    "name": "data",
+                    "namespace": "default",
+                    "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
+                },
+                "spec": {"volumeName": "pv"},
+            }
+        ),
+    )
+    claimed = make_pod("p", cpu="1")
+    claimed["spec"]["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]
+    fw = build_profiles(default_config(), seed=1)["default-scheduler"]
+    record = pod_from_dict(claimed)
+    result = fw.schedule_pod(record, cluster)
+    assert result.selected_node == "n0"
+    assert fw.needs_binding_cycle(record)  # by its attributes it might have work
+    assert not fw.needs_binding_cycle(record, result.state)  # its cycle says it has none

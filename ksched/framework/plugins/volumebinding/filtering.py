@@ -31,7 +31,7 @@ from typing import Final
 import numpy as np
 
 from ksched.cache.node_selector import RowMatcher
-from ksched.cache.volumes import STORAGE_CLASSES
+from ksched.cache.volumes import STORAGE_CLASSES, VolumeStore
 from ksched.framework.api import ClusterReader, Code, FilterResult
 from ksched.framework.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -240,6 +240,8 @@ class _Cycle:
 def volume_filter(claims: PodVolumeClaims, cluster: ClusterReader, masks: AffinityMasks) -> FilterResult:
     """Every row's FindPodVolumes reasons as a :class:`FilterResult`; raises :class:`BinderError`
     when FindPodVolumes errs on a node."""
+    if not claims.delay and _unconstrained(claims.bound, cluster.volumes):
+        return FilterResult.all_pass()
     cyc = _Cycle(cluster, masks)
     n = cyc.n
     valid = cyc.nodes.valid[:n]
@@ -258,6 +260,17 @@ def volume_filter(claims: PodVolumeClaims, cluster: ClusterReader, masks: Affini
     if not failed.any():
         return FilterResult.all_pass()
     return FilterResult(failed, tuple(reasons), CODES)
+
+
+def _unconstrained(bound: tuple[PersistentVolumeClaim, ...], store: VolumeStore) -> bool:
+    """Every bound claim's PV exists, has no node affinity and is not an in-tree volume whose CSI
+    translation could add one: no node can fail ``checkBoundClaims`` (the common case, decided
+    without a per-row array)."""
+    for pvc in bound:
+        pv = store.pvs.get(pvc.volume_name)
+        if pv is None or pv.node_affinity is not None or migrating_plugin(pv) is not None:
+            return False
+    return True
 
 
 def _bound(

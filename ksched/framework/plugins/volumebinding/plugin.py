@@ -167,6 +167,13 @@ class VolumeBinding:
         return 0
 
     # ------------------------------------------------------------------ binding cycle
+    def binding_work(self, state: CycleState, pod: Pod) -> bool:
+        """Whether Reserve and PreBind have anything to do: not when PreFilter found every claim
+        fully bound (Reserve would find them all bound, as upstream's arePodVolumesBound does, and
+        PreBind would return at once)."""
+        s = state.read(STATE_KEY)
+        return s is not None and s.claims is not None and bool(s.claims.delay)
+
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         s = _state(state, pod)
         if isinstance(s, Status):

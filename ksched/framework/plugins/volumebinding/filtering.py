@@ -55,6 +55,8 @@ from ksched.framework.plugins.volumebinding.matching import (
     passes_unbound_checks,
 )
 from ksched.framework.plugins.volumebinding.translation import (
+    ZONE_BETA,
+    ZONE_GA,
     TranslationError,
     migrating_plugin,
     translated_affinity,
@@ -263,12 +265,14 @@ def volume_filter(claims: PodVolumeClaims, cluster: ClusterReader, masks: Affini
 
 
 def _unconstrained(bound: tuple[PersistentVolumeClaim, ...], store: VolumeStore) -> bool:
-    """Every bound claim's PV exists, has no node affinity and is not an in-tree volume whose CSI
-    translation could add one: no node can fail ``checkBoundClaims`` (the common case, decided
-    without a per-row array)."""
+    """Every bound claim's PV exists and has no node affinity, and none would gain one from its CSI
+    translation (csi-translation-lib adds topology only from zone labels): no node can fail
+    ``checkBoundClaims``, decided without a per-row array (the common case)."""
     for pvc in bound:
         pv = store.pvs.get(pvc.volume_name)
-        if pv is None or pv.node_affinity is not None or migrating_plugin(pv) is not None:
+        if pv is None or pv.node_affinity is not None:
+            return False
+        if migrating_plugin(pv) is not None and (ZONE_GA in pv.labels or ZONE_BETA in pv.labels):
             return False
     return True
 

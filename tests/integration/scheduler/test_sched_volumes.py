@@ -144,11 +144,36 @@ def pv_zones(pv: dict[str, Any]) -> set[str]:
     return {v for t in terms for e in t.get("matchExpressions", []) if e["key"] == ZONE for v in e["values"]}
 
 
-def no_assumed_volumes(sched: InProcessScheduler) -> None:
+def no_assumed_volumes(sched: InProcessScheduler, sim: SimCluster | None = None) -> None:
+    """No assumption left in the cache, and (given the cluster) its PVs and claims recounted from
+    the API: the same objects at the same resourceVersions."""
+
     def none_left(s: Any) -> bool:
         return not list(s.cache.volumes.pvs.assumed()) and not list(s.cache.volumes.pvcs.assumed())
 
     wait_until(lambda: sched.probe(none_left), what="no assumed PV or PVC left in the cache")
+    if sim is None:
+        return
+
+    def versions(s: Any) -> tuple[dict[str, int], dict[str, int]]:
+        store = s.cache.volumes
+        return (
+            {pv.name: pv.resource_version for pv in store.pvs.values()},
+            {pvc.key: pvc.resource_version for pvc in store.pvcs.values()},
+        )
+
+    def api() -> tuple[dict[str, int], dict[str, int]]:
+        pvs = {
+            o["metadata"]["name"]: int(o["metadata"]["resourceVersion"])
+            for o in sim.store.list("persistentvolumes")
+        }
+        pvcs = {
+            f"{o['metadata']['namespace']}/{o['metadata']['name']}": int(o["metadata"]["resourceVersion"])
+            for o in sim.store.list("persistentvolumeclaims")
+        }
+        return pvs, pvcs
+
+    wait_until(lambda: sched.probe(versions) == api(), what="the cache's PVs and claims to match the API's")
 
 
 def test_statefulset_claims_are_provisioned_in_the_pods_allowed_zone(
@@ -168,7 +193,7 @@ def test_statefulset_claims_are_provisioned_in_the_pods_allowed_zone(
             f"web-{i}: volume {pv['metadata']['name']} in {pv_zones(pv)}, pod in {zone}"
         )
         assert pv["spec"]["csi"]["driver"] == DRIVER
-    no_assumed_volumes(sched)
+    no_assumed_volumes(sched, sim)
 
 
 def test_prebound_zonal_volumes_pin_their_pods_to_the_zone(
@@ -301,7 +326,7 @@ def test_failed_claim_update_unreserves_reports_and_retries(
     (node,) = bound(sim, "db-0")
     assert pv_zones(pv_of_claim(sim, "data-db-0")) == {zone_of(sim, node)}
     assert len(bindings_of(sim, "db-0")) == 1
-    no_assumed_volumes(sched)
+    no_assumed_volumes(sched, sim)
 
 
 def test_provisioner_off_until_bind_timeout_then_on(
@@ -323,6 +348,7 @@ def test_provisioner_off_until_bind_timeout_then_on(
     (node,) = bound(sim, "q-0", timeout=40)
     assert pv_zones(pv_of_claim(sim, "data-q-0")) == {zone_of(sim, node)}
     assert len(bindings_of(sim, "q-0")) == 1
+    no_assumed_volumes(sched, sim)
 
 
 def test_restart_mid_binding_loses_no_pod_and_binds_none_twice(
@@ -437,3 +463,30 @@ def post_json(url: str, obj: dict[str, Any]) -> tuple[int, str]:
     except urllib.error.HTTPError as exc:
         with exc:
             return exc.code, exc.read().decode()
+
+
+def test_failed_volume_update_of_a_static_binding_unreserves_and_retries(
+    sim: SimCluster, start_scheduler: StartScheduler, tmp_path: Path
+) -> None:
+    storage_class(sim, "local", mode="WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    volume(sim, "pv-local", "local", zone="b")
+    claim(sim, "data-st-0", "local")
+    rule = ErrorRule(verb="update", resource="persistentvolumes", code=500, rate=1.0, user_agent="ksched/")
+    sim.faults.configure(FaultConfig(errors=[rule]))
+    sched = start_scheduler(volume_config(tmp_path / "ksched.yaml", bind_timeout_s=30))
+    pod_with(sim, "st-0", "data-st-0")
+    wait_until(
+        lambda: any(
+            n.startswith('running PreBind plugin "VolumeBinding"')
+            for n in failed_scheduling_notes(sim, "st-0")
+        ),
+        what="a FailedScheduling event from VolumeBinding's PreBind",
+    )
+    no_assumed_volumes(sched)
+    sim.faults.configure(FaultConfig())
+    (node,) = bound(sim, "st-0")
+    assert zone_of(sim, node) == "b"
+    pv = pv_of_claim(sim, "data-st-0")
+    assert pv["metadata"]["name"] == "pv-local" and pv["spec"]["claimRef"]["name"] == "data-st-0"
+    assert len(bindings_of(sim, "st-0")) == 1
+    no_assumed_volumes(sched, sim)

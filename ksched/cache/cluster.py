@@ -243,14 +243,12 @@ class ClusterCache(ReaderAccessors):
         self._pods_on.setdefault(node_name, set()).add(pod.uid)
         self._account(pod, row, +1)
         if pod.volumes:
-            self.volumes.count_pod(pod, +1)
             self.volume_index.attach(pod, row, bool(self._overlays))
 
     def _detach(self, uid: str) -> PodEntry:
         entry = self.pods.pop(uid)
         self._account(entry.pod, entry.row, -1)
         if entry.pod.volumes:
-            self.volumes.count_pod(entry.pod, -1)
             self.volume_index.detach(uid, bool(self._overlays))
         self.labelsets.detach(entry.label_set, entry.row, entry.pod.deleting)
         self.affinity_pods.discard(uid)

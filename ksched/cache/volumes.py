@@ -20,12 +20,10 @@ volume, class or CSINode changed.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Generic, Protocol, TypeVar
 
 from ksched.errors import CacheError
-from ksched.model.pod import Pod
 from ksched.model.storage import (
     CSIDriver,
     CSINode,
@@ -35,7 +33,6 @@ from ksched.model.storage import (
     StorageClass,
     VolumeAttachment,
 )
-from ksched.model.volumes import PVC
 
 PERSISTENT_VOLUMES = "persistentvolumes"
 PERSISTENT_VOLUME_CLAIMS = "persistentvolumeclaims"
@@ -165,9 +162,6 @@ class VolumeStore:
         self.attachments: dict[str, VolumeAttachment] = {}
         self.generation = 0
         """Bumped on every change of any storage object (a memo key)."""
-        self.claim_users: Counter[str] = Counter()
-        """``namespace/claimName`` -> how many cached pods (bound or assumed) mount it through a
-        ``persistentVolumeClaim`` volume (upstream's snapshot ``IsPVCUsedByPods``)."""
         self.problems: dict[tuple[str, str], str] = {}
         """(kind, key) -> why the informer's latest version of that object could not be read; such an
         object is not in the store, and the plugins report this instead of "not found"."""
@@ -188,17 +182,6 @@ class VolumeStore:
         """Every PV of a class, latest versions, in name order (upstream ``ListPVs``)."""
         names = self._by_class.get(storage_class, {})
         return [pv for n in sorted(names) if (pv := self.pvs.get(n)) is not None]
-
-    # ------------------------------------------------------------------ pods (from ClusterCache)
-    def count_pod(self, pod: Pod, sign: int) -> None:
-        """A pod with volumes was attached to (+1) or detached from (-1) the cache."""
-        users = self.claim_users
-        for v in pod.volumes:
-            if v.kind == PVC:
-                key = f"{pod.namespace}/{v.claim}"
-                users[key] += sign
-                if users[key] <= 0:
-                    del users[key]
 
     # ------------------------------------------------------------------ informer events
     def upsert(self, kind: str, obj: object) -> bool:

@@ -10,7 +10,6 @@ from ksched.cache.cluster import ClusterCache
 from ksched.cache.volumes import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, AssumeConflict
 from ksched.errors import ObjectError
 from ksched.kube import events as kev
-from ksched.model.pod import pod_from_dict
 from ksched.model.storage import pv_from_dict, pvc_from_dict
 from ksched.scheduler.storage_handlers import StorageEventHandlers
 
@@ -49,27 +48,6 @@ def test_restore_and_class_index() -> None:
     assert [p.name for p in store.pvs_of_class("fast")] == ["a"] and not store.pvs_of_class("slow")
     with pytest.raises(AssumeConflict, match="could not find"):
         store.assume_pvc(_pvc("nope", 1))  # type: ignore[arg-type]
-
-
-def test_claim_users_follow_cached_pods() -> None:
-    cache = ClusterCache()
-    pod = pod_from_dict(
-        {
-            "metadata": {"name": "p", "namespace": "ns", "uid": "u"},
-            "spec": {
-                "nodeName": "n1",
-                "containers": [{"name": "c"}],
-                "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c1"}}],
-            },
-        }
-    )
-    cache.add_pod(pod)
-    assert cache.volumes.claim_users["ns/c1"] == 1
-    with cache.what_if(remove=["u"]):
-        assert cache.volumes.claim_users["ns/c1"] == 0
-    assert cache.volumes.claim_users["ns/c1"] == 1
-    cache.remove_pod("u")
-    assert "ns/c1" not in cache.volumes.claim_users
 
 
 class _Queue:

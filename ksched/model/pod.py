@@ -226,18 +226,12 @@ def _host_ports(c: Mapping[str, Any], obj: str, path: str) -> list[HostPort]:
     return out
 
 
-def pod_from_dict(raw: Any) -> Pod:
-    """Build a :class:`Pod` from API JSON; raise :class:`ObjectError` naming the bad field."""
-    top = f.mapping(raw, "Pod", "")
-    meta = f.mapping(top.get("metadata"), "Pod", "metadata")
-    namespace = f.string(meta.get("namespace"), "Pod", "metadata.namespace", "default") or "default"
-    name = f.string(meta.get("name"), "Pod", "metadata.name")
-    obj = describe_object("Pod", namespace, name)
-    if not name:
-        raise ObjectError(obj, "metadata.name", "a pod needs a name")
-    spec = f.mapping(top.get("spec"), obj, "spec")
-    status = f.mapping(top.get("status"), obj, "status")
-
+def _containers(
+    spec: Mapping[str, Any], obj: str
+) -> tuple[dict[str, int], dict[str, int], list[str], list[HostPort], int]:
+    """What the containers add up to: (effective requests, non-zero requests, images, host ports,
+    container count), init containers and restartable sidecars included, pod-level requests and
+    overhead applied."""
     regular: list[dict[str, int]] = []
     regular_nz: list[dict[str, int]] = []
     images: list[str] = []
@@ -276,6 +270,21 @@ def pod_from_dict(raw: Any) -> Pod:
     if "resources" in spec or "overhead" in spec:
         _apply_pod_level(spec, requests, nonzero, obj)
     requests = {k: v for k, v in requests.items() if v != 0}
+    return requests, nonzero, images, ports, len(containers) + len(init_containers)
+
+
+def pod_from_dict(raw: Any) -> Pod:
+    """Build a :class:`Pod` from API JSON; raise :class:`ObjectError` naming the bad field."""
+    top = f.mapping(raw, "Pod", "")
+    meta = f.mapping(top.get("metadata"), "Pod", "metadata")
+    namespace = f.string(meta.get("namespace"), "Pod", "metadata.namespace", "default") or "default"
+    name = f.string(meta.get("name"), "Pod", "metadata.name")
+    obj = describe_object("Pod", namespace, name)
+    if not name:
+        raise ObjectError(obj, "metadata.name", "a pod needs a name")
+    spec = f.mapping(top.get("spec"), obj, "spec")
+    status = f.mapping(top.get("status"), obj, "status")
+    requests, nonzero, images, ports, container_count = _containers(spec, obj)
     affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
     volumes = parse_pod_volumes(spec.get("volumes"), obj, name)
     return Pod(
@@ -295,7 +304,7 @@ def pod_from_dict(raw: Any) -> Pod:
         node_affinity=parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity"),
         host_ports=tuple(ports),
         images=tuple(images),
-        container_count=len(containers) + len(init_containers),
+        container_count=container_count,
         scheduling_gates=_named_entries(spec.get("schedulingGates"), obj, "spec.schedulingGates"),
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=f.string(status.get("nominatedNodeName"), obj, "status.nominatedNodeName"),

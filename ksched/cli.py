@@ -113,6 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
+    _add_explain(sub)
+    _add_run(sub)
+    _add_sim(sub)
+    from ksched.bench.command import add_bench_parser, run_bench
+
+    add_bench_parser(sub).set_defaults(func=run_bench)
+
+    ver = sub.add_parser("version", help="print the version")
+    ver.set_defaults(func=_cmd_version)
+    return parser
+
+
+def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ex = sub.add_parser("explain", help="show what every plugin thinks of every node for one pod")
     ex.add_argument(
         "--cluster", required=True, help="YAML/JSON file with Node and Pod objects (a List or documents)"
@@ -127,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
     ex.set_defaults(func=_cmd_explain)
 
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="schedule pods of a real (or embedded) cluster until stopped")
     run.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"
@@ -155,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_cmd_run)
 
+
+def _add_sim(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``ksched sim`` (schedule a generated workload and summarize) and ``ksched sim serve``."""
     sim = sub.add_parser(
         "sim",
         help="schedule pods on the embedded local cluster and summarize (or 'sim serve' to only serve it)",
@@ -177,14 +195,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(sim_sub)
     for action in sim_sub.choices.values():
         action.set_defaults(func=_cmd_sim_serve)
-
-    from ksched.bench.command import add_bench_parser, run_bench
-
-    add_bench_parser(sub).set_defaults(func=run_bench)
-
-    ver = sub.add_parser("version", help="print the version")
-    ver.set_defaults(func=_cmd_version)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

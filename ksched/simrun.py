@@ -153,7 +153,6 @@ def run_sim(
     sim = SimCluster(SimConfig(history_window=max(10_000, 4 * pods)))
     sim.start()
     proc: subprocess.Popen[bytes] | None = None
-    log_path = workdir / "scheduler.log"
     try:
         sim.add_nodes(nodes, node_template(), zones=10)
         if which.any:
@@ -164,58 +163,58 @@ def run_sim(
                 log_file=workdir / "storage-controllers.log",
             )
         kubeconfig = sim.write_kubeconfig(workdir / "kubeconfig")
-        config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
-        port = _free_port()
-        cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "run", "--kubeconfig", str(kubeconfig)]
-        cmd += ["--config", str(config), "--no-leader-elect", "--port", str(port)]
-        for plugin in plugins:
-            cmd += ["--plugin", plugin]
-        with open(log_path, "wb") as log_file:
-            proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))
-        _wait_ready(port, proc, log_path)
-        clock = sim.audit.clock
-        start = clock.now()
-        sim.add_pods(pods, WORKLOADS[workload](), namespace="default")
-        tty = sys.stderr.isatty()
-        last_count, last_change = 0, time.monotonic()
-        deadline = time.monotonic() + timeout_s
-        while True:
-            bound = sum(1 for r in sim.audit.records() if r.result == "bound")
-            now = time.monotonic()
-            _progress(bound, pods, clock.now() - start, tty)
-            if bound != last_count:
-                last_count, last_change = bound, now
-            if bound >= pods or now - last_change > STALL_S or now > deadline:
-                break
-            if proc.poll() is not None:
-                raise _exited(proc, log_path)
-            time.sleep(0.2)
-        if tty:
-            sys.stderr.write("\n")
-        records = [r for r in sim.audit.records() if r.result == "bound"]
-        times = sorted(r.timestamp - start for r in records)
-        elapsed = times[-1] if times else clock.now() - start
-        return Summary(
-            nodes=nodes,
-            pods=pods,
-            bound=len(records),
-            unscheduled=pods - len({r.uid for r in records}),
-            double_bindings=len(sim.audit.double_bindings()),
-            seconds=elapsed,
-            pods_per_second=len(records) / elapsed if elapsed > 0 else 0.0,
-            bind_latency_p50_s=_percentile(times, 0.50),
-            bind_latency_p90_s=_percentile(times, 0.90),
-            bind_latency_p99_s=_percentile(times, 0.99),
+        proc, _, log_path = start_scheduler(
+            workdir, kubeconfig, config_path=config_path, verbosity=verbosity, plugins=plugins
         )
+        start = sim.audit.clock.now()
+        sim.add_pods(pods, WORKLOADS[workload](), namespace="default")
+        _wait_bound(sim, proc, pods, start, timeout_s, log_path)
+        return _summary(sim, nodes, pods, start)
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            stop_process(proc)
         sim.stop()
+
+
+def _wait_bound(
+    sim: SimCluster, proc: subprocess.Popen[bytes], pods: int, start: float, timeout_s: float, log_path: Path
+) -> None:
+    """Until every pod is bound, binding stalls for :data:`STALL_S`, or ``timeout_s`` passes."""
+    clock = sim.audit.clock
+    tty = sys.stderr.isatty()
+    last_count, last_change = 0, time.monotonic()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        bound = sum(1 for r in sim.audit.records() if r.result == "bound")
+        now = time.monotonic()
+        _progress(bound, pods, clock.now() - start, tty)
+        if bound != last_count:
+            last_count, last_change = bound, now
+        if bound >= pods or now - last_change > STALL_S or now > deadline:
+            break
+        if proc.poll() is not None:
+            raise _exited(proc, log_path)
+        time.sleep(0.2)
+    if tty:
+        sys.stderr.write("\n")
+
+
+def _summary(sim: SimCluster, nodes: int, pods: int, start: float) -> Summary:
+    records = [r for r in sim.audit.records() if r.result == "bound"]
+    times = sorted(r.timestamp - start for r in records)
+    elapsed = times[-1] if times else sim.audit.clock.now() - start
+    return Summary(
+        nodes=nodes,
+        pods=pods,
+        bound=len(records),
+        unscheduled=pods - len({r.uid for r in records}),
+        double_bindings=len(sim.audit.double_bindings()),
+        seconds=elapsed,
+        pods_per_second=len(records) / elapsed if elapsed > 0 else 0.0,
+        bind_latency_p50_s=_percentile(times, 0.50),
+        bind_latency_p90_s=_percentile(times, 0.90),
+        bind_latency_p99_s=_percentile(times, 0.99),
+    )
 
 
 def pinned_command(cmd: list[str], cpus: frozenset[int] | None) -> list[str]:
@@ -240,12 +239,14 @@ def start_scheduler(
     verbosity: int = 0,
     python_args: tuple[str, ...] = (),
     cpus: frozenset[int] | None = None,
+    plugins: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen[bytes], int, Path]:
     """Start ``ksched run`` as a separate process against ``kubeconfig`` and wait until it is ready.
 
     The process ``run_sim`` starts, for other drivers (``ksched bench``); returns the process, the port
     of its /metrics and /debug/profile, and its log file. ``python_args`` go before ``-m ksched``;
-    ``cpus``, when given, are the only CPUs it may run on (:func:`pinned_command`).
+    ``cpus``, when given, are the only CPUs it may run on (:func:`pinned_command`); ``plugins``
+    (``module:factory``) go to ``--plugin``.
     """
     config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
     port = _free_port()
@@ -253,6 +254,8 @@ def start_scheduler(
     cmd = [sys.executable, *python_args, "-m", "ksched", "-v", str(verbosity), "run"]
     cmd += ["--kubeconfig", str(kubeconfig), "--config", str(config), "--no-leader-elect"]
     cmd += ["--port", str(port)]
+    for plugin in plugins:
+        cmd += ["--plugin", plugin]
     cmd = pinned_command(cmd, cpus)
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))

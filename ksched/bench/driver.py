@@ -349,11 +349,7 @@ async def _measure(
     port: int,
 ) -> dict[str, Any]:
     before = await _scrape(session, port)
-    # The driver (this process) shares the machine's cores with the other two: its CPU counts too.
-    # The scheduler's bind worker (ksched.kube.bind_worker) is the scheduler's too: its own line.
-    pids = {"scheduler": proc.pid, "sim": sim.proc.pid, "driver": os.getpid()}
-    for k, child in enumerate(children(proc.pid)):
-        pids["bind worker" if k == 0 else f"bind worker {k + 1}"] = child
+    pids = _process_pids(proc, sim)
     cpu_before = {name: sample(pid) for name, pid in pids.items()}
     profile_task = None
     if opts.profile:
@@ -364,12 +360,64 @@ async def _measure(
         asyncio.create_task(_churn(cluster, c, i, stop_churn, churned)) for i, c in enumerate(workload.churn)
     ]
     created_at: dict[str, float] = {}
-    target = workload.measured_count - workload.expect_unschedulable
     start = time.time()
-    progress = _Progress(workload.measured_count, opts.progress)
     creator = asyncio.create_task(_create_measured(cluster, workload, created_at))
-    binds: dict[str, tuple[float, str, str]] = {}
-    double = 0
+    seen = await _watch_bindings(workload, opts, workdir, cluster, proc, creator, start)
+    creator.cancel()
+    stop_churn.set()
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*churn_tasks, return_exceptions=True)
+    delta = await _settled_delta(session, port, before, len(seen.binds))
+    cpu_after = {name: sample(pid) for name, pid in pids.items()}
+    nodes = await cluster.node_list()
+    pods = await _pods_of(cluster, workload.measured_pods)
+    init_pods = await _pods_of(cluster, workload.init_pods)
+    taken = None
+    if profile_task is not None:
+        proc.send_signal(signal.SIGTERM)
+        taken = await profile.save_profile(profile_task, workdir)
+    return {
+        **_binding_figures(workload, seen, pods, created_at, start),
+        **_metric_figures(delta),
+        "processes": {k: _proc_figures(cpu_before[k], cpu_after[k]) for k in pids},
+        "churn_objects": churned[0],
+        "quality": quality.figures(workload, pods, init_pods, nodes, MEASURED_PREFIX),
+        "profile": taken,
+    }
+
+
+def _process_pids(proc: Any, sim: SimProcess) -> dict[str, int]:
+    """The processes whose CPU a run counts. The driver (this process) shares the machine's cores
+    with the other two, so its CPU counts too; the scheduler's bind worker
+    (ksched.kube.bind_worker) is the scheduler's too, on a line of its own."""
+    pids = {"scheduler": proc.pid, "sim": sim.proc.pid, "driver": os.getpid()}
+    for k, child in enumerate(children(proc.pid)):
+        pids["bind worker" if k == 0 else f"bind worker {k + 1}"] = child
+    return pids
+
+
+@dataclass(slots=True)
+class _Seen:
+    """The measured pods' bindings from the audit log: uid -> (time, name, node), and repeats."""
+
+    binds: dict[str, tuple[float, str, str]]
+    double: int = 0
+
+
+async def _watch_bindings(
+    workload: Workload,
+    opts: BenchOptions,
+    workdir: Path,
+    cluster: ClusterClient,
+    proc: Any,
+    creator: asyncio.Task[None],
+    start: float,
+) -> _Seen:
+    """Poll the audit log until every measured pod that can be is bound, binding stalls for
+    ``stall_s``, the workload's timeout passes, or the measured pods left are gone."""
+    seen = _Seen({})
+    target = workload.measured_count - workload.expect_unschedulable
+    progress = _Progress(workload.measured_count, opts.progress)
     last_change = last_gone_check = time.monotonic()
     deadline = time.monotonic() + workload.timeout_s
     while True:
@@ -377,12 +425,12 @@ async def _measure(
         for r in await cluster.new_bindings():
             if r["result"] != "bound" or not r["name"].startswith(MEASURED_PREFIX):
                 continue
-            if r["uid"] in binds:
-                double += 1
+            if r["uid"] in seen.binds:
+                seen.double += 1
                 continue
-            binds[r["uid"]] = (float(r["timestamp"]), r["name"], r["node"])
+            seen.binds[r["uid"]] = (float(r["timestamp"]), r["name"], r["node"])
             last_change = time.monotonic()
-        progress.update(len(binds), time.time() - start)
+        progress.update(len(seen.binds), time.time() - start)
         if creator.done():
             creator.result()
         if proc.poll() is not None:
@@ -390,33 +438,32 @@ async def _measure(
                 f"the scheduler exited with status {proc.returncode}; see {workdir / 'scheduler.log'}"
             )
         now = time.monotonic()
-        if (creator.done() and len(binds) >= target) or now - last_change > opts.stall_s or now > deadline:
+        done = creator.done() and len(seen.binds) >= target
+        if done or now - last_change > opts.stall_s or now > deadline:
             break
         if creator.done() and now - last_change > GONE_CHECK_S and now - last_gone_check > GONE_CHECK_S:
             # A measured pod can be preempted while its binding is in flight (upstream allows
             # assumed pods as victims): once it is gone, waiting stall_s for it measures nothing.
             last_gone_check = now
-            if await _all_settled(cluster, workload, binds, target):
+            if await _all_settled(cluster, workload, seen.binds, target):
                 break
-    progress.update(len(binds), time.time() - start, final=True)
-    creator.cancel()
-    stop_churn.set()
-    with contextlib.suppress(Exception):
-        await asyncio.gather(*churn_tasks, return_exceptions=True)
-    delta = await _settled_delta(session, port, before, len(binds))
-    cpu_after = {name: sample(pid) for name, pid in pids.items()}
-    nodes = await cluster.node_list()
-    pods = []
-    for ns in sorted({g.namespace for g in workload.measured_pods}):
-        pods.extend(await cluster.pod_list(ns))
-    init_pods = []
-    for ns in sorted({g.namespace for g in workload.init_pods}):
-        init_pods.extend(await cluster.pod_list(ns))
-    taken = None
-    if profile_task is not None:
-        proc.send_signal(signal.SIGTERM)
-        taken = await profile.save_profile(profile_task, workdir)
+    progress.update(len(seen.binds), time.time() - start, final=True)
+    return seen
 
+
+async def _pods_of(cluster: ClusterClient, groups: tuple[PodGroup, ...]) -> list[dict[str, Any]]:
+    """Every pod in the namespaces of ``groups``, namespace by namespace."""
+    pods: list[dict[str, Any]] = []
+    for ns in sorted({g.namespace for g in groups}):
+        pods.extend(await cluster.pod_list(ns))
+    return pods
+
+
+def _binding_figures(
+    workload: Workload, seen: _Seen, pods: list[dict[str, Any]], created_at: dict[str, float], start: float
+) -> dict[str, Any]:
+    """What the audit log and the final pod list say: bound, pending, throughput, latency."""
+    binds = seen.binds
     bind_times = [t for t, _, _ in binds.values()]
     latencies = []
     for t, name, _ in binds.values():
@@ -425,8 +472,6 @@ async def _measure(
             latencies.append(max(0.0, t - c))
     samples = stats.throughput_samples(bind_times, start)
     elapsed = (max(bind_times) - start) if bind_times else time.time() - start
-    attempts = delta.hist(ATTEMPT, result="scheduled")
-    outcome = {r: delta.value(ATTEMPTS_TOTAL, result=r) for r in ("scheduled", "unschedulable", "error")}
     return {
         "measured_pods": workload.measured_count,
         "bound": len(binds),
@@ -438,28 +483,33 @@ async def _measure(
         ),
         "deleted_before_bound": _deleted_unbound(pods, binds, workload.measured_count),
         "expected_unschedulable": workload.expect_unschedulable,
-        "double_bindings": double,
+        "double_bindings": seen.double,
         "seconds": round(elapsed, 3),
         "pods_per_second": round(len(binds) / elapsed, 1) if elapsed > 0 else 0.0,
         "throughput": {
             **{k: round(v, 1) for k, v in stats.throughput_summary(samples).items()},
             "samples": [round(s, 1) for s in samples],
         },
-        "attempt_duration_ms": {k: round(v, 3) for k, v in attempts.summary().items()},
-        "algorithm_duration_ms": {k: round(v, 3) for k, v in delta.hist(ALGORITHM).summary().items()},
-        "attempts": outcome,
         "e2e_latency_ms": {k: round(v * 1000, 1) for k, v in stats.latency_summary(latencies).items()},
         "e2e_latency_cdf_ms": _cdf(latencies),
-        "processes": {k: _proc_figures(cpu_before[k], cpu_after[k]) for k in pids},
+    }
+
+
+def _metric_figures(delta: promtext.Scrape) -> dict[str, Any]:
+    """What the scheduler's own metrics say over the measured window."""
+    attempts = delta.hist(ATTEMPT, result="scheduled")
+    return {
+        "attempt_duration_ms": {k: round(v, 3) for k, v in attempts.summary().items()},
+        "algorithm_duration_ms": {k: round(v, 3) for k, v in delta.hist(ALGORITHM).summary().items()},
+        "attempts": {
+            r: delta.value(ATTEMPTS_TOTAL, result=r) for r in ("scheduled", "unschedulable", "error")
+        },
         "extension_points": _histogram_table(delta, EXTENSION_POINT, "extension_point"),
         "plugins": _histogram_table(delta, PLUGIN, "plugin", "extension_point"),
         "preemption": {
             "attempts": delta.value("scheduler_preemption_attempts_total"),
             "victims": delta.hist("scheduler_preemption_victims").sum,
         },
-        "churn_objects": churned[0],
-        "quality": quality.figures(workload, pods, init_pods, nodes, MEASURED_PREFIX),
-        "profile": taken,
     }
 
 

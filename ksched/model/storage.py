@@ -317,9 +317,6 @@ class TopologyTerm:
 
     requirements: tuple[tuple[str, frozenset[str]], ...]
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(labels.get(key) in values for key, values in self.requirements)
-
 
 @dataclass(frozen=True, slots=True)
 class StorageClass:
@@ -361,11 +358,6 @@ def storage_class_from_dict(raw: Any) -> StorageClass:
         allowed_topologies=tuple(terms),
         reclaim_policy=f.string(top.get("reclaimPolicy"), obj, "reclaimPolicy", "Delete"),
     )
-
-
-def topology_allows(terms: tuple[TopologyTerm, ...], labels: Mapping[str, str]) -> bool:
-    """Upstream ``MatchTopologySelectorTerms``: no terms allow everything; else any term matches."""
-    return not terms or any(t.matches(labels) for t in terms)
 
 
 # --------------------------------------------------------------------------- CSINode, CSIDriver

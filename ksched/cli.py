@@ -10,6 +10,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 
@@ -125,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_explain(sub: Any) -> None:
     ex = sub.add_parser("explain", help="show what every plugin thinks of every node for one pod")
     ex.add_argument(
         "--cluster", required=True, help="YAML/JSON file with Node and Pod objects (a List or documents)"
@@ -141,7 +142,7 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     ex.set_defaults(func=_cmd_explain)
 
 
-def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_run(sub: Any) -> None:
     run = sub.add_parser("run", help="schedule pods of a real (or embedded) cluster until stopped")
     run.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"
@@ -171,7 +172,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.set_defaults(func=_cmd_run)
 
 
-def _add_sim(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_sim(sub: Any) -> None:
     """``ksched sim`` (schedule a generated workload and summarize) and ``ksched sim serve``."""
     sim = sub.add_parser(
         "sim",

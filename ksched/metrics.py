@@ -52,12 +52,19 @@ PERMIT_WAIT_DURATION_SECONDS: Final = "scheduler_permit_wait_duration_seconds"
 PLUGIN_EVALUATION_TOTAL: Final = "scheduler_plugin_evaluation_total"
 CACHE_SIZE: Final = "scheduler_cache_size"
 EVENT_HANDLING_DURATION_SECONDS: Final = "scheduler_event_handling_duration_seconds"
+QUEUEING_HINT_EXECUTION_DURATION_SECONDS: Final = "scheduler_queueing_hint_execution_duration_seconds"
+INFLIGHT_EVENTS: Final = "scheduler_inflight_events"
 PLUGIN_ERRORS_TOTAL: Final = "ksched_plugin_errors_total"
 
 # Label values used by upstream.
 RESULT_SCHEDULED: Final = "scheduled"
 RESULT_UNSCHEDULABLE: Final = "unschedulable"
 RESULT_ERROR: Final = "error"
+HINT_QUEUE: Final = "Queue"
+HINT_QUEUE_SKIP: Final = "QueueSkip"
+HINT_ERROR: Final = "Error"
+POD_POPPED_IN_FLIGHT_EVENT: Final = "PodPopped"
+"""``scheduler_inflight_events{event}`` counts the pods in flight under this label."""
 QUEUE_ACTIVE: Final = "active"
 QUEUE_BACKOFF: Final = "backoff"
 QUEUE_UNSCHEDULABLE: Final = "unschedulable"
@@ -116,8 +123,10 @@ class Metrics:
     permit_wait_duration: Histogram = field(init=False)
     plugin_evaluation: Counter = field(init=False)
     cache_size: Gauge = field(init=False)
-    event_handling_duration: Histogram = field(init=False)
+    event_handling_duration: CycleHistogram = field(init=False)
     plugin_errors: Counter = field(init=False)
+    queueing_hint_execution_duration: CycleHistogram = field(init=False)
+    inflight_events: Gauge = field(init=False)
 
     def __post_init__(self) -> None:
         if self.registry is None:
@@ -127,6 +136,7 @@ class Metrics:
         self._framework_metrics()
         self._preemption_metrics()
         self._state_metrics()
+        self._event_metrics()
         for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED):
             self.pending_pods.labels(queue=queue).set(0)
 
@@ -255,16 +265,32 @@ class Metrics:
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
             ("type",),
         )
-        self.event_handling_duration = self._histogram(
-            EVENT_HANDLING_DURATION_SECONDS,
-            "Event handling latency in seconds.",
-            exponential_buckets(0.0001, 2, 12),
-            ("event",),
-        )
         self.plugin_errors = self._counter(
             PLUGIN_ERRORS_TOTAL,
             "Number of exceptions raised by plugins (ksched), by plugin and extension point.",
             ("plugin", "extension_point"),
+        )
+
+    def _event_metrics(self) -> None:
+        """Cluster events: how long handling one takes, what each queueing hint costs, and the
+        events kept for pods in flight. All recorded on the scheduling thread, for every informer
+        event and every parked pod an event concerns, hence the cheap CycleHistograms."""
+        self.event_handling_duration = CycleHistogram(
+            EVENT_HANDLING_DURATION_SECONDS,
+            "Event handling latency in seconds.",
+            exponential_buckets(0.0001, 2, 12),
+            ("event",),
+            registry=self._registry(),
+        )
+        self.queueing_hint_execution_duration = CycleHistogram(
+            QUEUEING_HINT_EXECUTION_DURATION_SECONDS,
+            "Duration for running a queueing hint function of a plugin.",
+            exponential_buckets(0.00001, 1.5, 20),
+            ("plugin", "event", "hint"),
+            registry=self._registry(),
+        )
+        self.inflight_events = self._gauge(
+            INFLIGHT_EVENTS, "Number of events currently tracked in the scheduling queue.", ("event",)
         )
 
     def _registry(self) -> CollectorRegistry:
@@ -402,6 +428,7 @@ __all__ = [
     "EVENT_HANDLING_DURATION_SECONDS",
     "FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS",
     "GOROUTINES",
+    "INFLIGHT_EVENTS",
     "PENDING_PODS",
     "PERMIT_WAIT_DURATION_SECONDS",
     "PLUGIN_ERRORS_TOTAL",
@@ -413,6 +440,7 @@ __all__ = [
     "PREEMPTION_GOROUTINES_DURATION_SECONDS",
     "PREEMPTION_GOROUTINES_EXECUTION_TOTAL",
     "PREEMPTION_VICTIMS",
+    "QUEUEING_HINT_EXECUTION_DURATION_SECONDS",
     "QUEUE_INCOMING_PODS_TOTAL",
     "SCHEDULE_ATTEMPTS_TOTAL",
     "SCHEDULING_ALGORITHM_DURATION_SECONDS",

@@ -20,7 +20,7 @@ volume, class or CSINode changed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import Generic, Protocol, TypeVar
 
 from ksched.errors import CacheError
@@ -245,6 +245,16 @@ class VolumeStore:
             self._tell(lambda li: li.attachment_changed(gone, None))
         else:
             raise CacheError(f"not a storage kind: {kind}")
+
+    def get(self, kind: str, key: str) -> object | None:
+        """The informer's version of one object (not an assumption), for the old object of an
+        event's queueing hints."""
+        if kind == PERSISTENT_VOLUMES:
+            return self.pvs.get_api(key)
+        if kind == PERSISTENT_VOLUME_CLAIMS:
+            return self.pvcs.get_api(key)
+        table: Mapping[str, object] = self.keys_set(kind)  # type: ignore[assignment]
+        return table.get(key)
 
     def keys_set(self, kind: str) -> Container[str]:
         """The keys of a kind, for membership tests."""

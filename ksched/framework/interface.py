@@ -113,14 +113,6 @@ def is_pending_pre_bind(value: object) -> bool:
     return all(callable(getattr(value, m, None)) for m in ("set_waker", "poll", "next_poll_at"))
 
 
-class QueueingHint(IntEnum):
-    """Upstream's ``QueueingHint``: what a plugin's hint function says about one cluster event
-    for one pod it rejected (``QueueSkip``: the event cannot help it; ``Queue``: it may)."""
-
-    QUEUE_SKIP = 0
-    QUEUE = 1
-
-
 def unschedulable(*reasons: str, resolvable: bool = True) -> Status:
     """A rejection; ``resolvable=False`` means preemption cannot help."""
     return Status(Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)

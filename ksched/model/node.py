@@ -32,6 +32,12 @@ class Node:
     taints: tuple[Taint, ...]
     unschedulable: bool
     images: tuple[NodeImage, ...]
+    conditions: tuple[tuple[str, str], ...] = ()
+    """``(type, status)`` of each ``status.conditions`` entry: what upstream compares to derive
+    ``UpdateNodeCondition`` (heartbeat times change on every kubelet report and do not count)."""
+    annotations_key: int = 0
+    """A fingerprint of ``metadata.annotations``, enough to derive ``UpdateNodeAnnotation``
+    without keeping every node's annotations (no in-tree plugin reads them)."""
 
     @property
     def described(self) -> str:
@@ -76,4 +82,23 @@ def node_from_dict(raw: Any) -> Node:
         ),
         unschedulable=f.boolean(spec.get("unschedulable"), obj, "spec.unschedulable"),
         images=tuple(images),
+        conditions=_conditions(status, obj),
+        annotations_key=_fingerprint(f.string_map(meta.get("annotations"), obj, "metadata.annotations")),
     )
+
+
+def _fingerprint(annotations: Mapping[str, str]) -> int:
+    return hash(tuple(sorted(annotations.items()))) if annotations else 0
+
+
+def _conditions(status: Mapping[str, Any], obj: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for i, raw in enumerate(f.sequence(status.get("conditions"), obj, "status.conditions")):
+        cond = f.mapping(raw, obj, f"status.conditions[{i}]")
+        out.append(
+            (
+                f.string(cond.get("type"), obj, f"status.conditions[{i}].type"),
+                f.string(cond.get("status"), obj, f"status.conditions[{i}].status"),
+            )
+        )
+    return tuple(out)

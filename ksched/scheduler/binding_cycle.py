@@ -300,10 +300,14 @@ class BindingCycle:
         entry.fw.waiting_pods.remove(uid)
         self.waiting_uids.discard(uid)
         entry.fw.run_unreserve(entry.state, entry.pod, entry.node)
-        if self._cache.is_assumed(uid):
+        assumed = self._cache.pods.get(uid) if self._cache.is_assumed(uid) else None
+        if assumed is not None:
             self._cache.forget(uid)
-        if binding_stage:
-            self._queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+        if binding_stage:  # what the pod held on its node is free (the pod itself stays parked)
+            freed = assumed.pod if assumed is not None else with_node_name(entry.pod, entry.node)
+            self._queue.move_all_to_active_or_backoff(
+                cev.ASSIGNED_POD_DELETE, lambda p: p.uid != uid, old=freed
+            )
         failure: Failure
         if status.code.is_rejection:
             failure = (REASON_UNSCHEDULABLE, f"0/1 nodes are available: {status.message}.", {status.plugin})

@@ -24,7 +24,7 @@ it is interested in every event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntFlag
 from typing import TYPE_CHECKING, Final
@@ -246,23 +246,39 @@ DEFAULT_PLUGIN_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ...]]] = {
 """Events each in-tree plugin registers (upstream ``EventsToRegister``), per reference §3.5."""
 
 
+HintFn = Callable[["Pod", object, object], object]
+"""A queueing hint: ``fn(pod, old, new)`` answers ``QueueingHint.QUEUE`` or ``QUEUE_SKIP``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """One event a plugin registered, with its hint function (None: the event always may help)."""
+
+    event: ClusterEvent
+    hint: HintFn | None = None
+
+
 class EventsRegistry:
-    """Which of the enabled plugins registered which events.
+    """Which of the enabled plugins registered which events, and their hint functions per profile.
 
     ``enabled`` names the plugins of the profiles in use (``None``: every plugin in ``events``);
-    ``events`` maps a plugin name to its registrations (default :data:`DEFAULT_PLUGIN_EVENTS`).
-    Immutable after construction; the answers per event are memoized, because the queue asks the
-    same few questions for every pod it parks and every pod bound (matching walks every
-    registration, tens of IntFlag operations), and the set of distinct events is small and fixed.
-    The memo needs no lock: a race at worst computes one answer twice.
+    ``events`` maps a plugin name to its registrations (default :data:`DEFAULT_PLUGIN_EVENTS`,
+    all without hint functions); ``hints`` maps a profile (scheduler name) to each plugin's
+    :class:`Registration` list, as upstream keeps one queueing-hint map per profile (the same
+    plugin may be configured differently in two profiles). Immutable after construction; the
+    answers per event are memoized, because the queue asks the same few questions for every pod it
+    parks and every pod bound (matching walks every registration, tens of IntFlag operations), and
+    the set of distinct events is small and fixed. The memo needs no lock: a race at worst computes
+    one answer twice.
     """
 
-    __slots__ = ("_by_plugin", "_deaf", "_of_interest", "_registered")
+    __slots__ = ("_by_plugin", "_deaf", "_hint_memo", "_hints", "_of_interest", "_registered")
 
     def __init__(
         self,
         enabled: Iterable[str] | None = None,
         events: Mapping[str, Iterable[ClusterEvent]] = DEFAULT_PLUGIN_EVENTS,
+        hints: Mapping[str, Mapping[str, Sequence[Registration]]] | None = None,
     ) -> None:
         plugins = list(events) if enabled is None else list(enabled)
         self._by_plugin: dict[str, tuple[ClusterEvent, ...]] = {
@@ -271,8 +287,10 @@ class EventsRegistry:
         self._registered: tuple[ClusterEvent, ...] = tuple(
             {e: None for evs in self._by_plugin.values() for e in evs}
         )
+        self._hints = {profile: dict(by_plugin) for profile, by_plugin in (hints or {}).items()}
         self._of_interest: dict[ClusterEvent, bool] = {}
         self._deaf: dict[ClusterEvent, frozenset[str]] = {}
+        self._hint_memo: dict[tuple[str, str, ClusterEvent], tuple[HintFn | None, ...]] = {}
 
     def events_for(self, plugin: str) -> tuple[ClusterEvent, ...]:
         """The events ``plugin`` registered; an unknown plugin gets the wildcard, like upstream."""
@@ -287,9 +305,8 @@ class EventsRegistry:
 
     def deaf_plugins(self, event: ClusterEvent) -> frozenset[str]:
         """The known plugins whose registrations do not match ``event``: a parked pod whose
-        rejecting plugins all belong here stays parked. A plugin missing from the registry is never
-        deaf (it gets the wildcard), so a set test against this answers :meth:`plugin_interested`
-        for a whole pod at once."""
+        rejecting plugins all belong here stays parked without asking any hint. A plugin missing
+        from the registry is never deaf (it gets the wildcard)."""
         deaf = self._deaf.get(event)
         if deaf is None:
             deaf = self._deaf[event] = frozenset(
@@ -298,8 +315,25 @@ class EventsRegistry:
         return deaf
 
     def plugin_interested(self, plugin: str, event: ClusterEvent) -> bool:
-        """Would ``plugin``'s (assumed ``Queue``) hint run for ``event``?"""
+        """Would one of ``plugin``'s registrations match ``event``?"""
         return plugin not in self.deaf_plugins(event)
+
+    def hints_for(self, profile: str, plugin: str, event: ClusterEvent) -> tuple[HintFn | None, ...]:
+        """The hint functions of ``plugin``'s registrations in ``profile`` that match ``event``
+        (None for a registration without one: it answers Queue). Empty when none matches.
+
+        A profile or plugin without hint registrations falls back to its events with no hint
+        functions, i.e. every matching event may help (upstream's nil ``QueueingHintFn``)."""
+        key = (profile, plugin, event)
+        found = self._hint_memo.get(key)
+        if found is None:
+            regs = self._hints.get(profile, {}).get(plugin)
+            if regs is None:
+                regs = [Registration(e) for e in self.events_for(plugin)]
+            found = self._hint_memo[key] = tuple(
+                r.hint for r in regs if event.is_wildcard or match_cluster_events(r.event, event)
+            )
+        return found
 
 
 _ACTION_BY_NAME: Final[dict[str, ActionType]] = {
@@ -307,46 +341,73 @@ _ACTION_BY_NAME: Final[dict[str, ActionType]] = {
 }
 
 
-def events_of_plugin(plugin: object) -> tuple[ClusterEvent, ...] | None:
-    """The events a (custom) plugin registers through ``events_to_register()``, or None when it has
-    no such method. Each item is a ``ksched.framework.api.ClusterEventSpec`` (``resource`` and
-    action names) or a :class:`ClusterEvent`; a bad one raises ValueError naming the plugin."""
-    fn = getattr(plugin, "events_to_register", None)
-    if fn is None:
-        return None
+def _event_of_spec(name: str, spec: object) -> ClusterEvent:
+    """A ``ksched.framework.api.ClusterEventSpec`` (resource and action names) or a
+    :class:`ClusterEvent` as a ClusterEvent; a bad one raises ValueError naming the plugin."""
+    if isinstance(spec, ClusterEvent):
+        return spec
+    bits = ActionType.NONE
+    for action in getattr(spec, "actions", ()):
+        if action not in _ACTION_BY_NAME:
+            raise ValueError(f"plugin {name}: events_to_register: unknown action {action!r}")
+        bits |= _ACTION_BY_NAME[action]
+    resource = getattr(spec, "resource", None)
+    if not isinstance(resource, str) or not bits:
+        raise ValueError(f"plugin {name}: events_to_register returned {spec!r}; use api.cluster_event()")
+    return ClusterEvent(resource, bits)
+
+
+def registrations_of_plugin(plugin: object) -> tuple[Registration, ...] | None:
+    """What a plugin registers: the events of ``events_to_register()``, each with its hint
+    function from ``queueing_hints()`` when the plugin has one for it (events only
+    ``queueing_hints()`` names count too); None when the plugin has neither method. A bad
+    registration or a hint that is not callable raises ValueError naming the plugin."""
     name = getattr(plugin, "name", repr(plugin))
-    out: list[ClusterEvent] = []
-    for spec in fn():
-        if isinstance(spec, ClusterEvent):
-            out.append(spec)
-            continue
-        bits = ActionType.NONE
-        for action in getattr(spec, "actions", ()):
-            if action not in _ACTION_BY_NAME:
-                raise ValueError(f"plugin {name}: events_to_register: unknown action {action!r}")
-            bits |= _ACTION_BY_NAME[action]
-        resource = getattr(spec, "resource", None)
-        if not isinstance(resource, str) or not bits:
-            raise ValueError(f"plugin {name}: events_to_register returned {spec!r}; use api.cluster_event()")
-        out.append(ClusterEvent(resource, bits))
+    hints_fn = getattr(plugin, "queueing_hints", None)
+    events_fn = getattr(plugin, "events_to_register", None)
+    if hints_fn is None and events_fn is None:
+        return None
+    hints = dict(hints_fn()) if hints_fn is not None else {}
+    specs = list(events_fn()) if events_fn is not None else []
+    specs += [spec for spec in hints if spec not in specs]
+    out = []
+    for spec in specs:
+        hint = hints.get(spec)
+        if hint is not None and not callable(hint):
+            raise ValueError(f"plugin {name}: queueing_hints: the hint for {spec!r} is not callable")
+        out.append(Registration(_event_of_spec(name, spec), hint))
     return tuple(out)
 
 
-def registry_for_profiles(frameworks: Iterable[object]) -> EventsRegistry:
-    """The in-tree plugins' events plus those the profiles' custom plugins register (a bad
-    registration is a :class:`ConfigError` naming the plugin)."""
-    events: dict[str, tuple[ClusterEvent, ...]] = dict(DEFAULT_PLUGIN_EVENTS)
-    for fw in frameworks:
+def events_of_plugin(plugin: object) -> tuple[ClusterEvent, ...] | None:
+    """The events a plugin registers (see :func:`registrations_of_plugin`), or None."""
+    regs = registrations_of_plugin(plugin)
+    return None if regs is None else tuple(r.event for r in regs)
+
+
+def registry_for_profiles(frameworks: Mapping[str, object] | Iterable[object]) -> EventsRegistry:
+    """The events and hint functions of every plugin of the profiles (``{scheduler name:
+    framework}``, or frameworks whose ``profile`` names them). A plugin's own registration wins;
+    an in-tree plugin without one keeps :data:`DEFAULT_PLUGIN_EVENTS`. A bad registration is a
+    :class:`ConfigError` naming the plugin, so a typo in a custom plugin fails at start-up."""
+    if isinstance(frameworks, Mapping):
+        pairs = list(frameworks.items())
+    else:
+        pairs = [(str(getattr(fw, "profile", "")), fw) for fw in frameworks]
+    own: dict[str, dict[ClusterEvent, None]] = {}
+    hints: dict[str, dict[str, tuple[Registration, ...]]] = {}
+    for profile, fw in pairs:
         for name, plugin in getattr(fw, "plugins", {}).items():
-            if name in DEFAULT_PLUGIN_EVENTS:
-                continue
             try:
-                registered = events_of_plugin(plugin)
+                regs = registrations_of_plugin(plugin)
             except Exception as exc:  # a typo in a custom plugin: fail at start-up, in one line
                 raise ConfigError(f"plugin {name!r}", f"events_to_register: {exc}") from exc
-            if registered is not None:
-                events[name] = registered
-    return EventsRegistry(events=events)
+            if regs is None:
+                continue
+            own.setdefault(name, {}).update((r.event, None) for r in regs)
+            hints.setdefault(profile, {})[name] = regs
+    events = dict(DEFAULT_PLUGIN_EVENTS) | {name: tuple(evs) for name, evs in own.items()}
+    return EventsRegistry(events=events, hints=hints)
 
 
 def pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
@@ -374,9 +435,12 @@ __all__ = [
     "ActionType",
     "ClusterEvent",
     "EventsRegistry",
+    "HintFn",
+    "Registration",
     "events_of_plugin",
     "match_any",
     "match_cluster_events",
     "pod_update_events",
+    "registrations_of_plugin",
     "registry_for_profiles",
 ]

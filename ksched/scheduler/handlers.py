@@ -14,12 +14,14 @@ node is skipped with a logged error, keeping its last good version if there was 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 
 from ksched.cache.cluster import ClusterCache
 from ksched.cache.volumes import KINDS as STORAGE_KINDS
 from ksched.framework.runtime import Framework
 from ksched.kube import events as kev
+from ksched.metrics import CycleHistogramChild, Metrics
 from ksched.model import workloads as wl
 from ksched.model.namespace import Namespace
 from ksched.model.node import Node
@@ -47,16 +49,24 @@ GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
 def node_update_events(old: Node, new: Node) -> list[cev.ClusterEvent]:
-    """Upstream ``NodeSchedulingPropertiesChange``: which aspects of a node changed."""
+    """Upstream ``NodeSchedulingPropertiesChange``: which aspects of a node changed, in upstream's
+    order. ``spec.unschedulable`` turning false counts as a taint change (and a taint change on
+    top of it is a second one, as upstream sends it)."""
     A = cev.ActionType
-    events = []
+    actions = []
+    if old.unschedulable and not new.unschedulable:
+        actions.append(A.UPDATE_NODE_TAINT)
     if old.allocatable != new.allocatable:
-        events.append(cev.ClusterEvent(cev.NODE, A.UPDATE_NODE_ALLOCATABLE))
+        actions.append(A.UPDATE_NODE_ALLOCATABLE)
     if old.labels != new.labels:
-        events.append(cev.ClusterEvent(cev.NODE, A.UPDATE_NODE_LABEL))
-    if old.taints != new.taints or old.unschedulable != new.unschedulable:
-        events.append(cev.ClusterEvent(cev.NODE, A.UPDATE_NODE_TAINT))
-    return events
+        actions.append(A.UPDATE_NODE_LABEL)
+    if old.taints != new.taints:
+        actions.append(A.UPDATE_NODE_TAINT)
+    if dict(old.conditions) != dict(new.conditions):
+        actions.append(A.UPDATE_NODE_CONDITION)
+    if old.annotations_key != new.annotations_key:
+        actions.append(A.UPDATE_NODE_ANNOTATION)
+    return [cev.ClusterEvent(cev.NODE, a) for a in actions]
 
 
 class ClusterEventHandlers:
@@ -71,6 +81,7 @@ class ClusterEventHandlers:
         reporter: Reporter,
         pending: dict[str, Pod] | None = None,
         on_pod_deleted: Callable[[str], None] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         """``pending`` is the map to keep the pending pods in (shared with its readers; these
         handlers are its only writer); ``on_pod_deleted`` is told the uid of every deleted pod, for
@@ -85,6 +96,7 @@ class ClusterEventHandlers:
         self._reported_invalid: dict[str, str] = {}
         self._on_pod_deleted = on_pod_deleted
         self.storage = StorageEventHandlers(cache, queue)
+        self._timer = EventTimer(metrics)
 
     def handle_informer_event(self, ev: kev.InformerEvent) -> None:
         if type(ev) is kev.Upserted and ev.kind == "pods":  # most events: a pod added or changed
@@ -124,20 +136,32 @@ class ClusterEventHandlers:
 
     # ------------------------------------------------------------------ nodes
     def _node_upserted(self, node: Node) -> None:
-        nodes = self.cache.nodes
-        row = nodes.row_of.get(node.name)
-        old = nodes.nodes[row] if row is not None else None
+        started = time.perf_counter()
+        old = self._node(node.name)
         self.cache.add_node(node)
         if old is None:
-            self.queue.move_all_to_active_or_backoff(cev.NODE_ADD)
+            self.queue.move_all_to_active_or_backoff(cev.NODE_ADD, new=node)
+            self._timer.since(cev.NODE_ADD, started)
             return
+        updated = time.perf_counter() - started
         for event in node_update_events(old, node):
-            self.queue.move_all_to_active_or_backoff(event)
+            moving = time.perf_counter()
+            self.queue.move_all_to_active_or_backoff(event, old=old, new=node)
+            self._timer.observe(event, updated + time.perf_counter() - moving)
+
+    def _node(self, name: str) -> Node | None:
+        row = self.cache.nodes.row_of.get(name)
+        return self.cache.nodes.nodes[row] if row is not None else None
 
     def _node_deleted(self, name: str) -> None:
+        started = time.perf_counter()
+        old = self._node(name)
+        if old is not None:
+            self.queue.move_all_to_active_or_backoff(cev.NODE_DELETE, old=old)
         self.cache.remove_node(name)
         for pod in forget_nominations_to(self.queue, name):  # a stale nomination, cleared in status too
             self.reporter.sink.patch_status(self.pending.get(pod.uid, pod), clear_nomination_patch())
+        self._timer.since(cev.NODE_DELETE, started)
 
     # ------------------------------------------------------------------ pods
     def _ours(self, pod: Pod) -> bool:
@@ -147,19 +171,17 @@ class ClusterEventHandlers:
         uid = pod.uid
         self._reported_invalid.pop(uid, None)
         if pod.node_name:
-            if self.pending.pop(uid, None) is not None:
-                self.queue.delete(uid)
-            known = uid in self.cache.pods and not self.cache.is_assumed(uid)
-            self.cache.add_pod(pod)
-            self.queue.move_all_to_active_or_backoff(
-                cev.ASSIGNED_POD_UPDATE if known else cev.ASSIGNED_POD_ADD
-            )
+            self._assigned_pod_upserted(pod)
             return
         if not self._ours(pod):
             return
+        started = time.perf_counter()
         if pod.deleting:
-            if self.pending.pop(uid, None) is not None:
+            old = self.pending.pop(uid, None)
+            if old is not None:
                 self.queue.delete(uid)
+                self._nominated_pod_gone(old)
+            self._timer.since(cev.UNSCHEDULED_POD_DELETE, started)
             return
         old = self.pending.get(uid)
         self.pending[uid] = pod
@@ -169,16 +191,57 @@ class ClusterEventHandlers:
             pinfo = self.queue.add(pod)
             if pinfo is not None and pinfo.gated:
                 self.reporter.not_scheduled(pod, REASON_SCHEDULING_GATED, GATED_MESSAGE)
-        else:
-            self.queue.update(old, pod)
+            self._timer.since(cev.UNSCHEDULED_POD_ADD, started)
+            return
+        self.queue.update(old, pod)
+        if old.nominated_node_name and old.nominated_node_name != pod.nominated_node_name:
+            self._nominated_pod_gone(old)  # as if deleted from its old nominated node
+        for event in cev.pod_update_events(old, pod):
+            self._timer.since(event, started)
 
-    def _pod_deleted(self, pod: Pod) -> None:
+    def _assigned_pod_upserted(self, pod: Pod) -> None:
+        """A bound pod added (or our binding confirmed: ``AssignedPodAdd``) or updated (the
+        ``AssignedPod/Update*`` events its change derives, with the old and new pod)."""
+        started = time.perf_counter()
         uid = pod.uid
         if self.pending.pop(uid, None) is not None:
             self.queue.delete(uid)
-        if uid in self.cache.pods:
+        entry = self.cache.pods.get(uid)
+        old = entry.pod if entry is not None and not self.cache.is_assumed(uid) else None
+        self.cache.add_pod(pod)
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_ADD, new=pod)
+            self._timer.since(cev.ASSIGNED_POD_ADD, started)
+            return
+        updated = time.perf_counter() - started
+        for event in cev.pod_update_events(old, pod):
+            moving = time.perf_counter()
+            self.queue.move_all_to_active_or_backoff(event, old=old, new=pod)
+            self._timer.observe(event, updated + time.perf_counter() - moving)
+
+    def _nominated_pod_gone(self, pod: Pod) -> None:
+        """Upstream: a nominated pod deleted, or nominated elsewhere, frees what lower- or
+        equal-priority pods counted as taken on its node (``AssignedPodDelete`` for them only)."""
+        if pod.nominated_node_name:
+            priority = pod.priority
+            self.queue.move_all_to_active_or_backoff(
+                cev.ASSIGNED_POD_DELETE, lambda p: p.priority <= priority, old=pod
+            )
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        started = time.perf_counter()
+        uid = pod.uid
+        pending = self.pending.pop(uid, None)
+        if pending is not None:
+            self.queue.delete(uid)
+        entry = self.cache.pods.get(uid)
+        if entry is not None:  # bound, or assumed: what it held is free
             self.cache.remove_pod(uid)
-            self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE, old=entry.pod)
+            self._timer.since(cev.ASSIGNED_POD_DELETE, started)
+        elif pending is not None:
+            self._nominated_pod_gone(pending)
+            self._timer.since(cev.UNSCHEDULED_POD_DELETE, started)
         self._reported_invalid.pop(uid, None)
         if self._on_pod_deleted is not None:
             self._on_pod_deleted(uid)
@@ -244,6 +307,30 @@ class ClusterEventHandlers:
         stub = _PodRef(ev.namespace, ev.name, ev.uid)
         self.reporter.event(stub, scheduler, "Warning", EVENT_FAILED_SCHEDULING, ACTION_SCHEDULING, message)
         self.reporter.not_scheduled_unparsed(stub, message)
+
+
+class EventTimer:
+    """``scheduler_event_handling_duration_seconds{event}``: how long handling one cluster event
+    took, cache update and queue moves together, with the children memoized (every informer
+    event records one). Without metrics it records nothing."""
+
+    __slots__ = ("_children", "_histogram")
+
+    def __init__(self, metrics: Metrics | None) -> None:
+        self._histogram = metrics.event_handling_duration if metrics is not None else None
+        self._children: dict[str, CycleHistogramChild] = {}
+
+    def observe(self, event: cev.ClusterEvent, seconds: float) -> None:
+        if self._histogram is None:
+            return
+        label = event.label
+        child = self._children.get(label)
+        if child is None:
+            child = self._children[label] = self._histogram.labels(label)
+        child.observe(seconds)
+
+    def since(self, event: cev.ClusterEvent, started: float) -> None:
+        self.observe(event, time.perf_counter() - started)
 
 
 class _PodRef:

@@ -132,6 +132,7 @@ class Scheduler:
             reporter=self.reporter,
             pending=pending,
             on_pod_deleted=self.preemption.forget,
+            metrics=metrics,
         )
         self.clock = clock
         self.wall_clock = wall_clock
@@ -384,9 +385,11 @@ class Scheduler:
             self.preemption.bound(done.pod)
             return
         log.info("binding %s to %s failed: %s", done.pod.key, done.node, done.error)
-        if self.cache.is_assumed(uid):
+        assumed = self.cache.pods.get(uid) if self.cache.is_assumed(uid) else None
+        if assumed is not None:
             self.cache.forget(uid)
-        self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE)
+        freed = assumed.pod if assumed is not None else with_node_name(done.pod, done.node)
+        self.queue.move_all_to_active_or_backoff(cev.ASSIGNED_POD_DELETE, old=freed)
         message = f'running Bind plugin "{BIND_PLUGIN}": {done.error}'
         self._fail(binding.pinfo, profile, (REASON_SCHEDULER_ERROR, message, set()), binding.started)
 

@@ -63,18 +63,21 @@ class StorageEventHandlers:
     def _upserted(self, kind: str, obj: Any) -> None:
         key = key_of(kind, obj)
         self.store.problems.pop((kind, key), None)
-        existed = key in self.store.keys_set(kind)
+        old = self.store.get(kind, key)
         if not self.store.upsert(kind, obj):
             return
-        action = cev.ActionType.UPDATE if existed else cev.ActionType.ADD
-        self.queue.move_all_to_active_or_backoff(cev.ClusterEvent(RESOURCE_OF[kind], action))
+        action = cev.ActionType.ADD if old is None else cev.ActionType.UPDATE
+        event = cev.ClusterEvent(RESOURCE_OF[kind], action)
+        self.queue.move_all_to_active_or_backoff(event, old=old, new=obj)
 
     def _deleted(self, kind: str, key: str) -> None:
         self.store.problems.pop((kind, key), None)
-        if key not in self.store.keys_set(kind):
+        old = self.store.get(kind, key)
+        if old is None:
             return
         self.store.delete(kind, key)
-        self.queue.move_all_to_active_or_backoff(cev.ClusterEvent(RESOURCE_OF[kind], cev.ActionType.DELETE))
+        event = cev.ClusterEvent(RESOURCE_OF[kind], cev.ActionType.DELETE)
+        self.queue.move_all_to_active_or_backoff(event, old=old)
 
     def _relisted(self, ev: kev.Relisted) -> None:
         live = {key_of(ev.kind, o) for o in ev.objs} | {i.key for i in ev.invalid}

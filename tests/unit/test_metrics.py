@@ -33,6 +33,9 @@ EXPECTED = {
     "scheduler_plugin_evaluation_total": ("counter", ("plugin", "extension_point", "profile"), None),
     "scheduler_cache_size": ("gauge", ("type",), None),
     "scheduler_event_handling_duration_seconds": ("histogram", ("event",), (0.0001, 2, 12)),
+    "scheduler_queueing_hint_execution_duration_seconds": (
+        "histogram", ("plugin", "event", "hint"), (0.00001, 1.5, 20)),
+    "scheduler_inflight_events": ("gauge", ("event",), None),
     "ksched_plugin_errors_total": ("counter", ("plugin", "extension_point"), None),
 }
 

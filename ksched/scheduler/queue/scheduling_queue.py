@@ -7,12 +7,24 @@ thread only, time from the injected ``clock``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
 
-from ksched.framework.interface import Code, Status
+from ksched.framework.interface import Code, QueueingHint, Status
 from ksched.framework.plugins.queuesort import PrioritySort
-from ksched.metrics import QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_GATED, QUEUE_UNSCHEDULABLE, Children, Metrics
+from ksched.metrics import (
+    HINT_ERROR,
+    HINT_QUEUE,
+    HINT_QUEUE_SKIP,
+    QUEUE_ACTIVE,
+    QUEUE_BACKOFF,
+    QUEUE_GATED,
+    QUEUE_UNSCHEDULABLE,
+    Children,
+    CycleHistogramChild,
+    Metrics,
+)
 from ksched.model.pod import Pod
 from ksched.scheduler import events_registry as ev
 from ksched.scheduler.events_registry import ClusterEvent, EventsRegistry
@@ -73,7 +85,11 @@ class SchedulingQueue:
         """Bumped whenever a parked pod comes, goes or changes what it waits for."""
         self._quiet: dict[ClusterEvent, int] = {}
         """Event -> the ``_unsched_version`` at which it was found to move no parked pod."""
-        self._in_flight = InFlight()
+        self._in_flight = InFlight(metrics)
+        self._hint_timer = _HintTimer(metrics) if metrics is not None else None
+        self._hints_asked = 0
+        """Hint functions called so far: an event that asked none moved nobody for reasons that
+        do not depend on its objects (see :meth:`move_all_to_active_or_backoff`)."""
         self._bo = BackoffPolicy(settings, self._active_key)
         self._cycle = 0
         self._move_request_cycle = -1
@@ -153,10 +169,10 @@ class SchedulingQueue:
         uid = new.uid
         pinfo = self._in_flight.get(uid)
         if pinfo is not None:
-            events = ev.pod_update_events(old or pinfo.pod, new)
+            before = old or pinfo.pod
             pinfo.pod = new
-            for e in events:
-                self._in_flight.record(e, uid)
+            for e in ev.pod_update_events(before, new):
+                self._in_flight.record(e, uid, before, new)
             return
         for heap, key in (
             (self._active, self._active_key),
@@ -171,11 +187,12 @@ class SchedulingQueue:
                 return
         pinfo = self._unsched.get(uid)
         if pinfo is not None:
-            events = ev.pod_update_events(old or pinfo.pod, new)
+            before = old or pinfo.pod
             pinfo.pod = new
             self.nominator.update(old, new)
-            for e in events:
-                if self._requeue(pinfo, self._worth_requeuing(pinfo, e), e.label) != QUEUE_UNSCHEDULABLE:
+            for e in ev.pod_update_events(before, new):
+                strategy = self._worth_requeuing(pinfo, e, None, before, new)
+                if self._requeue(pinfo, strategy, e.label) != QUEUE_UNSCHEDULABLE:
                     break
             self._sync_gauges()
             return
@@ -261,33 +278,40 @@ class SchedulingQueue:
             self._sync_gauges()
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        *,
+        old: object = None,
+        new: object = None,
     ) -> int:
         """A cluster event: move parked pods it may help; returns how many moved. Scheduling thread only.
 
-        Only pods whose rejecting plugins registered the event move (any pod for a wildcard event; a
-        pod with no rejecting plugin on any event); a gated pod moves only on its gating plugin's
-        events. ``pre_check`` narrows the candidates (upstream's cross-topology pre-filter for
-        assigned-pod events).
+        ``old`` / ``new`` are the event's objects (None for an Add's old, a Delete's new). A pod
+        moves when a hint function of one of its rejecting plugins that registered the event says
+        Queue (any pod for a wildcard event; a pod with no rejecting plugin on any event); a gated
+        pod moves only on its gating plugin's events. ``pre_check`` narrows the candidates
+        (upstream's lower-priority check for a nominated pod's delete).
 
         Every bound pod sends an event here, so the scan is skipped when its answer is known: no
-        pod parked, or this event already moved none of the parked pods and none of them changed
-        since (the decision depends only on the pods' plugins and the event, and only the queue
-        writes the plugins of a parked pod).
+        pod parked, or this event already moved none of the parked pods without asking a single
+        hint and none of them changed since (that decision depends only on the pods' plugins and
+        the event, not on its objects, and only the queue writes the plugins of a parked pod).
         """
         if not self._events.is_event_of_interest(event):
             return 0
         version = self._unsched_version
         if not self._unsched or (pre_check is None and self._quiet.get(event) == version):
-            self._note_event(event)  # nothing parked, or nothing parked that this event can move
+            self._note_event(event, None, old, new)  # nothing parked, or nothing it can move
             return 0
         if pre_check is None:
             candidates = list(self._unsched.values())
         else:
             candidates = [p for p in self._unsched.values() if pre_check(p.pod)]
-        moved = self._move_pods(candidates, event)
-        if pre_check is None and self._unsched_version == version:
-            self._quiet[event] = version  # every parked pod skipped it: so will they next time
+        asked = self._hints_asked
+        moved = self._move_pods(candidates, event, None, old, new)
+        if pre_check is None and self._unsched_version == version and self._hints_asked == asked:
+            self._quiet[event] = version  # every parked pod is deaf to it: so will they be next time
         self._sync_gauges()
         return moved
 
@@ -307,7 +331,7 @@ class SchedulingQueue:
                 self._move_to_active(pinfo, ev.FORCE_ACTIVATE, from_backoff=True)
                 continue
             if uid in self._in_flight:
-                self._in_flight.record(ev.EVENT_FORCE_ACTIVATE, uid)
+                self._in_flight.record(ev.EVENT_FORCE_ACTIVATE, uid, None, None)
             self._move_request_cycle = self._cycle
         self._sync_gauges()
 
@@ -331,35 +355,51 @@ class SchedulingQueue:
 
     # ---------------------------------------------------------------- internals
 
-    def _move_pods(self, pinfos: list[QueuedPodInfo], event: ClusterEvent, target: str | None = None) -> int:
+    def _move_pods(
+        self,
+        pinfos: list[QueuedPodInfo],
+        event: ClusterEvent,
+        target: str | None = None,
+        old: object = None,
+        new: object = None,
+    ) -> int:
         moved = 0
         deaf = self._events.deaf_plugins(event)
         for pinfo in pinfos:
             if pinfo.gating_plugin and pinfo.gating_plugin in deaf:
                 continue  # a gated pod moves only on its gating plugin's events
-            strategy = self._worth_requeuing(pinfo, event, target)
+            strategy = self._worth_requeuing(pinfo, event, target, old, new)
             if strategy is Strategy.SKIP:
                 continue
             self._unsched_delete(pinfo.uid)
             if self._requeue(pinfo, strategy, event.label) != QUEUE_UNSCHEDULABLE:
                 moved += 1
-        self._note_event(event, target)
+        self._note_event(event, target, old, new)
         return moved
 
-    def _note_event(self, event: ClusterEvent, target: str | None = None) -> None:
+    def _note_event(
+        self, event: ClusterEvent, target: str | None = None, old: object = None, new: object = None
+    ) -> None:
         """What every move request leaves behind, whether or not a pod moved: the cycle of the
         request (pre-hint requeue rule) and the event for the pods in flight."""
         self._move_request_cycle = self._cycle
-        self._in_flight.record(event, target)
+        self._in_flight.record(event, target, old, new)
 
     def _worth_requeuing(
-        self, pinfo: QueuedPodInfo, event: ClusterEvent, target: str | None = None
+        self,
+        pinfo: QueuedPodInfo,
+        event: ClusterEvent,
+        target: str | None = None,
+        old: object = None,
+        new: object = None,
     ) -> Strategy:
-        """Upstream ``isPodWorthRequeuing`` with every registered hint answering Queue.
+        """Upstream ``isPodWorthRequeuing``: Queue at once when a Pending plugin's hint says the
+        event may help, after backoff when a rejecting plugin's hint does, else skip.
 
-        Called for every parked pod on every event of interest, hence set tests against the
-        registry's memoized deaf plugins instead of asking plugin by plugin: Queue when a pending
-        plugin may be helped, after backoff when a rejecting one may be, else skip.
+        Called for every parked pod on every event of interest, hence the set test against the
+        registry's memoized deaf plugins first: a pod whose rejecting plugins all ignore the event
+        is skipped without calling a hint. Pending plugins are asked first, so the answer is known
+        as soon as one says Queue (upstream asks every hint; only its metrics differ).
         """
         unschedulable, pending = pinfo.unschedulable_plugins, pinfo.pending_plugins
         if not unschedulable and not pending:
@@ -369,19 +409,48 @@ class SchedulingQueue:
         if event.is_wildcard:
             return Strategy.AFTER_BACKOFF
         deaf = self._events.deaf_plugins(event)
-        if pending and not pending <= deaf:
-            return Strategy.IMMEDIATELY
-        if unschedulable <= deaf:
+        if unschedulable <= deaf and pending <= deaf:
             return Strategy.SKIP
-        return Strategy.AFTER_BACKOFF
+        for plugin in pending:
+            if plugin not in deaf and self._hints_say_queue(pinfo.pod, plugin, event, old, new):
+                return Strategy.IMMEDIATELY
+        for plugin in unschedulable:
+            if (
+                plugin not in deaf
+                and plugin not in pending
+                and self._hints_say_queue(pinfo.pod, plugin, event, old, new)
+            ):
+                return Strategy.AFTER_BACKOFF
+        return Strategy.SKIP
+
+    def _hints_say_queue(self, pod: Pod, plugin: str, event: ClusterEvent, old: object, new: object) -> bool:
+        """Does one of ``plugin``'s hint functions for ``event`` answer Queue for ``pod``? A hint
+        that raises counts as Queue (upstream: an error from a hint), logged once per call."""
+        for fn in self._events.hints_for(pod.scheduler_name, plugin, event):
+            if fn is None:
+                return True
+            self._hints_asked += 1
+            started = time.perf_counter()
+            try:
+                queue = fn(pod, old, new) != QueueingHint.QUEUE_SKIP
+                label = HINT_QUEUE if queue else HINT_QUEUE_SKIP
+            except Exception:  # a plugin bug must not strand the pod: upstream queues on an error
+                log.exception("queueing hint of %s failed for pod %s on %s", plugin, pod.key, event.label)
+                queue, label = True, HINT_ERROR
+            if self._hint_timer is not None:
+                self._hint_timer.observe(plugin, event.label, label, time.perf_counter() - started)
+            if queue:
+                return True
+        return False
 
     def _hint_for_in_flight(self, pinfo: QueuedPodInfo) -> Strategy:
-        """Upstream ``determineSchedulingHintForInFlightPod``."""
+        """Upstream ``determineSchedulingHintForInFlightPod``: the events seen during the pod's
+        attempt, asked in order with their objects."""
         if not pinfo.rejector_plugins:
             return Strategy.AFTER_BACKOFF
         strategy = Strategy.SKIP
-        for event, target in self._in_flight.events_since_start(pinfo.uid):
-            s = self._worth_requeuing(pinfo, event, target)
+        for item in self._in_flight.events_since_start(pinfo.uid):
+            s = self._worth_requeuing(pinfo, item.event, item.target, item.old, item.new)
             if s is Strategy.IMMEDIATELY:
                 return s
             if s is Strategy.AFTER_BACKOFF:
@@ -507,6 +576,24 @@ class SchedulingQueue:
             gated = len(self._gated)
             backoff = len(self._backoff) + len(self._error_backoff)
             self._gauges.set_pending(len(self._active), backoff, len(self._unsched) - gated, gated)
+
+
+class _HintTimer:
+    """``scheduler_queueing_hint_execution_duration_seconds`` with its children memoized: a
+    hint runs for every parked pod an event may concern."""
+
+    __slots__ = ("_children", "_histogram")
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._histogram = metrics.queueing_hint_execution_duration
+        self._children: dict[tuple[str, str, str], CycleHistogramChild] = {}
+
+    def observe(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        key = (plugin, event, hint)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self._histogram.labels(*key)
+        child.observe(seconds)
 
 
 class _QueueGauges:

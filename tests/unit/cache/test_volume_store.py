@@ -53,9 +53,11 @@ def test_restore_and_class_index() -> None:
 class _Queue:
     def __init__(self) -> None:
         self.events: list[str] = []
+        self.objects: list[tuple[object, object]] = []
 
-    def move_all_to_active_or_backoff(self, event: object) -> None:
+    def move_all_to_active_or_backoff(self, event: object, *, old: object = None, new: object = None) -> None:
         self.events.append(event.label)  # type: ignore[attr-defined]
+        self.objects.append((old, new))
 
 
 def test_handlers_move_pods_and_remember_problems() -> None:

@@ -58,6 +58,10 @@ class ClusterClient:
     async def pod_list(self, namespace: str) -> list[dict[str, Any]]:
         return list((await self._json("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"])
 
+    async def events(self) -> list[dict[str, Any]]:
+        """Every events.k8s.io/v1 Event in the cluster."""
+        return list((await self._json("GET", "/apis/events.k8s.io/v1/events"))["items"])
+
     async def new_bindings(self) -> list[dict[str, Any]]:
         items = (await self._json("GET", f"/admin/audit?since={self.audit_seq}"))["items"]
         if items:

@@ -223,6 +223,19 @@ async def _scrape(session: aiohttp.ClientSession, port: int) -> promtext.Scrape:
         return promtext.parse(await resp.text())
 
 
+async def _wait_attempted(session: aiohttp.ClientSession, port: int, expected: int, stall_s: float) -> None:
+    """Wait until the scheduler has found ``expected`` pods unschedulable at least once (init pods
+    with ``skipWaitToCompletion``), or its attempts stop growing for ``stall_s``."""
+    seen, last_change = -1.0, time.monotonic()
+    while time.monotonic() - last_change < stall_s:
+        tried = (await _scrape(session, port)).value(ATTEMPTS_TOTAL, result="unschedulable")
+        if tried >= expected:
+            return
+        if tried > seen:
+            seen, last_change = tried, time.monotonic()
+        await asyncio.sleep(0.2)
+
+
 async def _settled_delta(
     session: aiohttp.ClientSession, port: int, before: promtext.Scrape, bound: int
 ) -> promtext.Scrape:
@@ -304,16 +317,19 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
                 cpus=sched_cpus,
             )
             proc, port, _ = sched
-            unbound_init = 0
+            unbound_init = parked = 0
             for gi, g in enumerate(workload.init_pods):
                 if not g.bound and g.count:
                     prefix = f"{INIT_PREFIX}{gi}-"
                     await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(g.count)])
                     await cluster.add_pods(g.count, storage.pod_manifest(g), g.namespace, prefix)
-                    unbound_init += g.count
+                    parked += g.count if g.skip_wait else 0
+                    unbound_init += 0 if g.skip_wait else g.count
             init_bound = (
                 await _wait_bound(cluster, unbound_init, opts.stall_s, INIT_PREFIX) if unbound_init else 0
             )
+            if parked:
+                await _wait_attempted(session, port, parked, opts.stall_s)
             for gi, prefix, count in _measured_batches(workload):
                 g = workload.measured_pods[gi]
                 if g.rate <= 0:  # claims of rate-limited groups are created with their pods
@@ -349,6 +365,7 @@ async def _measure(
     port: int,
 ) -> dict[str, Any]:
     before = await _scrape(session, port)
+    failures_before = await _failed_scheduling_writes(cluster)
     pids = _process_pids(proc, sim)
     cpu_before = {name: sample(pid) for name, pid in pids.items()}
     profile_task = None
@@ -368,6 +385,7 @@ async def _measure(
     with contextlib.suppress(Exception):
         await asyncio.gather(*churn_tasks, return_exceptions=True)
     delta = await _settled_delta(session, port, before, len(seen.binds))
+    failure_writes = await _failed_scheduling_writes(cluster) - failures_before
     cpu_after = {name: sample(pid) for name, pid in pids.items()}
     nodes = await cluster.node_list()
     pods = await _pods_of(cluster, workload.measured_pods)
@@ -381,9 +399,19 @@ async def _measure(
         **_metric_figures(delta),
         "processes": {k: _proc_figures(cpu_before[k], cpu_after[k]) for k in pids},
         "churn_objects": churned[0],
+        "failed_scheduling_writes": failure_writes,
         "quality": quality.figures(workload, pods, init_pods, nodes, MEASURED_PREFIX),
         "profile": taken,
     }
+
+
+async def _failed_scheduling_writes(cluster: ClusterClient) -> int:
+    """The FailedScheduling Event writes so far: one create per Event object, and one more for
+    each that became a series (client-go's broadcaster patches a series once in its 6-minute
+    window; later repeats only count up in its cache until the half-hour refresh)."""
+    events = await cluster.events()
+    failed = [e for e in events if e.get("reason") == "FailedScheduling"]
+    return len(failed) + sum(1 for e in failed if e.get("series"))
 
 
 def _process_pids(proc: Any, sim: SimProcess) -> dict[str, int]:
@@ -498,7 +526,10 @@ def _binding_figures(
 def _metric_figures(delta: promtext.Scrape) -> dict[str, Any]:
     """What the scheduler's own metrics say over the measured window."""
     attempts = delta.hist(ATTEMPT, result="scheduled")
+    tried = sum(delta.value(ATTEMPTS_TOTAL, result=r) for r in ("scheduled", "unschedulable", "error"))
+    scheduled = delta.value(ATTEMPTS_TOTAL, result="scheduled")
     return {
+        "attempts_per_scheduled_pod": round(tried / scheduled, 3) if scheduled else None,
         "attempt_duration_ms": {k: round(v, 3) for k, v in attempts.summary().items()},
         "algorithm_duration_ms": {k: round(v, 3) for k, v in delta.hist(ALGORITHM).summary().items()},
         "attempts": {

@@ -147,6 +147,17 @@ def _gone(run: dict[str, Any]) -> str:
     return f" ({gone} of them deleted while pending, e.g. preempted)" if gone else ""
 
 
+def _requeue_line(run: dict[str, Any]) -> str:
+    """What requeueing costs: attempts per scheduled pod, FailedScheduling Event writes per second."""
+    per_pod = run.get("attempts_per_scheduled_pod")
+    writes = run.get("failed_scheduling_writes", 0)
+    rate = writes / run["seconds"] if run["seconds"] else 0.0
+    return (
+        f"- attempts per scheduled pod {_f(per_pod, 3)}; FailedScheduling event writes {writes} "
+        f"({rate:,.1f}/s)"
+    )
+
+
 def _run_lines(run: dict[str, Any]) -> list[str]:
     a, e, t = run["attempt_duration_ms"], run["e2e_latency_ms"], run["throughput"]
     lines = [
@@ -162,6 +173,7 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
         + ", ".join(f"{k} {v:.0f}" for k, v in run["attempts"].items()),
         f"- end to end (created → bound) ms: p50 {e['p50']:,.1f}, p90 {e['p90']:,.1f}, p99 {e['p99']:,.1f}, "
         f"max {e['max']:,.1f}",
+        _requeue_line(run),
     ]
     for name, p in run["processes"].items():
         lines.append(

@@ -78,6 +78,10 @@ class PodGroup:
     """Init pods only: created with spec.nodeName (round-robin over the nodes), no scheduling."""
     rate: float = 0.0
     """Measured pods only: pods per second; 0 creates them all at once."""
+    skip_wait: bool = False
+    """Init pods only, not bound (upstream's ``skipWaitToCompletion``): the measurement starts
+    once the scheduler has tried each of them, bound or not, e.g. pods that fit nowhere and stay
+    parked in the queue while the measured pods are scheduled."""
     claim: Obj | None = None
     """A PersistentVolumeClaim per pod (``persistentVolumeClaim``), mounted as volume ``vol``."""
     volume: Obj | None = None
@@ -353,16 +357,23 @@ class _Parser:
     def pod_group(self, v: Any, path: str, *, init: bool) -> PodGroup:
         d = self.mapping(v, path)
         allowed = {"count", "template", "manifest", "namespace", "persistentVolumeClaim", "persistentVolume"}
-        allowed |= {"bound"} if init else {"rate"}
+        allowed |= {"bound", "skipWaitToCompletion"} if init else {"rate"}
         self.known(d, path, allowed)
         bound = d.get("bound", False)
         if not isinstance(bound, bool):
             raise self.fail(f"{path}.bound", f"expected true or false, got {bound!r}")
+        skip_wait = d.get("skipWaitToCompletion", False)
+        if not isinstance(skip_wait, bool) or (skip_wait and bound):
+            raise self.fail(
+                f"{path}.skipWaitToCompletion",
+                f"expected true or false for pods not bound, got {skip_wait!r}",
+            )
         return PodGroup(
             count=self.count(d, path),
             manifest=self.manifest(d, path, "Pod"),
             namespace=str(d.get("namespace", "sched-setup" if init else "sched-test")),
             bound=bound,
+            skip_wait=skip_wait,
             rate=self.number(d.get("rate", 0), f"{path}.rate"),
             claim=self.kind_of(d, "persistentVolumeClaim", "PersistentVolumeClaim", path),
             volume=self.kind_of(d, "persistentVolume", "PersistentVolume", path),

@@ -108,6 +108,16 @@ def test_scaling_keeps_density_and_exact_totals() -> None:
             {
                 "name": "x",
                 "nodes": [{"count": 1}],
+                "initPods": [{"count": 1, "bound": True, "skipWaitToCompletion": True}],
+                "measuredPods": [{"count": 1}],
+            },
+            "initPods[0].skipWaitToCompletion",
+            id="bound pods are never waited for anyway",
+        ),
+        pytest.param(
+            {
+                "name": "x",
+                "nodes": [{"count": 1}],
                 "measuredPods": [{"count": 1}],
                 "churn": [{"kind": "service"}],
             },

@@ -155,8 +155,10 @@ class QueueingHints(Protocol):
     """``queueing_hints()``: the plugin's registered events (``api.cluster_event`` specs) with the
     hint function for each (None: every such event may help, upstream's nil ``QueueingHintFn``).
 
-    The events are the ones ``events_to_register`` returns. The scheduling queue does not ask the
-    hints yet (it moves a pod on any registered event, as if every hint said Queue).
+    The events are the ones ``events_to_register`` returns (an event only named here counts as
+    registered too). The scheduling queue asks the hint of each registration that matches an
+    event, for every pod the plugin rejected, with the event's old and new objects; a pod moves
+    when one says Queue, and a hint that raises counts as Queue, as upstream.
     """
 
     def queueing_hints(self) -> Mapping[ClusterEventSpec, HintFn | None]: ...

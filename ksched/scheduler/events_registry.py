@@ -10,13 +10,13 @@ A :class:`ClusterEvent` is a resource plus a bitset of actions. A plugin *regist
 internal ``AssignedPod`` / ``UnschedulablePod``) and the incoming action is the same as or more
 specific than the registered one. The wildcard event ``*/All`` matches everything.
 
-Upstream asks each plugin's QueueingHint function whether an event may help a particular pod.
-ksched's queue does not ask hint functions yet (the volume plugins expose theirs through
-``queueing_hints()``), so :class:`EventsRegistry` answers as if every hint of a registered event
-returned ``Queue``: the pod moves whenever one of its rejecting plugins registered the event. That
-is never stricter than upstream (no pod is stranded that upstream would move), only sometimes
-looser; callers narrow it by sending the specific events (``AssignedPodDelete`` rather than
-``PodDelete``, ``UpdateNodeTaint`` rather than ``NodeUpdate``).
+The queue asks each rejecting plugin's QueueingHint functions whether an event may help a
+particular pod (:meth:`EventsRegistry.hints_for`, per profile). A plugin's registrations come from
+its ``queueing_hints()`` and ``events_to_register()``; an in-tree plugin without either keeps
+:data:`DEFAULT_PLUGIN_EVENTS`, whose events have no hint functions (every matching event may help).
+Handlers send the specific events upstream derives (``AssignedPodDelete`` rather than
+``PodDelete``, ``UpdateNodeTaint`` rather than ``NodeUpdate``), so the memoized "deaf plugins" set
+answers most events for most parked pods without calling a hint.
 
 A plugin missing from the registry is treated like an upstream plugin without EnqueueExtensions:
 it is interested in every event.

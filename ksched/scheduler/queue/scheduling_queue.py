@@ -216,15 +216,22 @@ class SchedulingQueue:
         """The next pod to try, or None. Non-blocking. Scheduling thread only.
 
         Takes the head of activeQ; when it is empty (PopFromBackoffQ) the head of the rejected-pods
-        backoff heap. Increments ``attempts``, clears the rejecting plugins and marks it in flight.
+        backoff heap. Increments ``attempts`` and marks it in flight. The plugins that rejected
+        its last attempt stay on the record until the attempt's outcome replaces them (upstream
+        keeps them for the logs). A record of a pod already in flight is a bug elsewhere: it is
+        dropped with an error rather than tried twice at once.
         """
-        pinfo = self._active.pop()
-        if pinfo is None:
-            if not (self._s.pop_from_backoff_q and len(self._backoff)):
-                return None
-            pinfo = self._backoff.pop()
-            assert pinfo is not None
-            self._incoming(QUEUE_ACTIVE, ev.POP_FROM_BACKOFF_Q)
+        while True:
+            pinfo = self._active.pop()
+            if pinfo is None:
+                if not (self._s.pop_from_backoff_q and len(self._backoff)):
+                    return None
+                pinfo = self._backoff.pop()
+                assert pinfo is not None
+                self._incoming(QUEUE_ACTIVE, ev.POP_FROM_BACKOFF_Q)
+            if pinfo.uid not in self._in_flight:
+                break
+            log.error("pod %s is already being scheduled; its second queue entry is dropped", pinfo.pod.key)
         pinfo.attempts += 1
         pinfo.backoff_expiration = None
         if pinfo.initial_attempt_timestamp is None:
@@ -232,8 +239,6 @@ class SchedulingQueue:
         self._cycle += 1
         self._in_flight.start(pinfo)
         self._reasons(pinfo, -1)
-        pinfo.unschedulable_plugins.clear()
-        pinfo.pending_plugins.clear()
         self._sync_gauges()
         return pinfo
 

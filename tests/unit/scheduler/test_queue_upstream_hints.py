@@ -31,9 +31,7 @@ Where ksched deviates on purpose, the expectation is adapted and says so where i
 of ``Test_isPodWorthRequeuing`` (ksched asks Pending plugins first and stops at the first Queue);
 ForceActivate targets the pod by uid rather than carrying it as the event's new object; an in-flight
 pod's own update concerns that pod only (pinned by a ksched case); ``add`` of a pod the queue
-already tracks is an update. Cases where ksched decides differently from upstream are
-kept as upstream wrote them and marked strict xfail, with what ksched does instead as the reason: they
-start passing, and must then lose the mark, once the queue is brought in line.
+already tracks is an update.
 """
 
 from __future__ import annotations
@@ -109,89 +107,174 @@ def _queue_all(*events: ClusterEvent) -> HintMap:
 
 
 APA_PENDING_MAP: HintMap = {ASSIGNED_POD_ADD: [(FOO3, hint_skip), (FOO2, hint_queue), (FOO1, hint_queue)]}
-POP_TWICE_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="pop has no guard against a pod already in flight: it returns the duplicate and restarts "
-    "the pod's in-flight record instead of discarding it and popping the next pod",
-)
-PRESERVE_XFAIL = pytest.mark.xfail(
-    strict=True, reason="pop clears UnschedulablePlugins/PendingPlugins; upstream keeps them for logging"
-)
-
 IN_FLIGHT_CASES = [
-    pytest.param(InFlightCase(
-        _queue_all(PV_ADD), (POD1,),
-        (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Event(PV_UPDATE)),
-        want_in_flight=(POD1, PV_ADD),
-    ), id="Pod and interested events are registered in inFlightPods/inFlightEvents"),
-    pytest.param(InFlightCase(
-        _queue_all(PV_ADD, NODE_ADD, PVC_ADD), (POD1, POD2),
-        (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Pop(POD2), Event(NODE_ADD), Enqueue(POD1)),
-        want_in_flight=(POD2, NODE_ADD), want_backoff=("targetpod",),
-    ), id="Pod, registered in inFlightPods, is enqueued back to backoffQ"),
-    pytest.param(InFlightCase(
-        _queue_all(PV_ADD, NODE_ADD, PVC_ADD, CSI_NODE_UPDATE), (POD1, POD2),
-        (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Pop(POD2), Event(NODE_ADD), Enqueue(POD1),
-         Event(CSI_NODE_UPDATE), Enqueue(POD2)),
-        want_backoff=("targetpod", "targetpod2"),
-    ), id="All Pods registered in inFlightPods are enqueued back to activeQ"),
-    pytest.param(InFlightCase(
-        _queue_all(PV_ADD, NODE_ADD, ASSIGNED_POD_ADD), (POD1, POD2, POD3),
-        (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Pop(POD2), Event(NODE_ADD), Pop(POD3),
-         Event(ASSIGNED_POD_ADD), Enqueue(POD2)),
-        want_in_flight=(POD1, PV_ADD, NODE_ADD, POD3, ASSIGNED_POD_ADD), want_backoff=("targetpod2",),
-    ), id="One intermediate Pod registered in inFlightPods is enqueued back to activeQ"),
-    pytest.param(InFlightCase(
-        {ASSIGNED_POD_ADD: [(FOO1, hint_skip)]}, (POD1,),
-        (Event(TIMEOUT), Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO1,))),
-        want_unschedulable=("targetpod",),
-    ), id="events before popping Pod are ignored when Pod is enqueued back to queue"),
-    pytest.param(InFlightCase(
-        _queue_all(ASSIGNED_POD_ADD), (POD1,),
-        (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1)),
-        want_backoff=("targetpod",),
-    ), id="pod is enqueued to backoff if no failed plugin"),
-    pytest.param(InFlightCase(
-        _queue_all(ASSIGNED_POD_ADD), (POD1,),
-        (Pop(POD1), Event(NODE_ADD), Enqueue(POD1, (FOO1,))),
-        want_unschedulable=("targetpod",),
-    ), id="pod is enqueued to unschedulable pod pool if no events that can make the pod schedulable"),
-    pytest.param(InFlightCase(
-        {ASSIGNED_POD_ADD: [(FOO1, hint_skip)]}, (POD1,),
-        (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO1,))),
-        want_unschedulable=("targetpod",),
-    ), id="pod is enqueued to unschedulable pod pool because the failed plugin has a hint fn but it returns "
-          "Skip"),
-    pytest.param(InFlightCase(
-        APA_PENDING_MAP, (POD1,),
-        (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO2, FOO3), (FOO1,))),
-        want_active=("targetpod",),
-    ), id="pod is enqueued to activeQ because the Pending plugins has a hint fn and it returns Queue"),
-    pytest.param(InFlightCase(
-        {ASSIGNED_POD_ADD: [(FOO2, hint_skip), (FOO1, hint_queue)]}, (POD1,),
-        (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO1, FOO2))),
-        want_backoff=("targetpod",),
-    ), id="pod is enqueued to backoffQ because the failed plugin has a hint fn and it returns Queue"),
-    pytest.param(InFlightCase(
-        APA_PENDING_MAP, (POD1, POD2),
-        (Pop(POD1), Event(NODE_ADD), Pop(POD2), Event(ASSIGNED_POD_ADD), Enqueue(POD1),
-         Enqueue(POD2, (FOO2, FOO3), (FOO1,))),
-        want_active=("targetpod2",), want_backoff=("targetpod",),
-    ), id="pod is enqueued to activeQ because the pending plugin has a hint fn and it returns Queue for a "
-          "concurrent event that was received while some other pod was in flight"),
-    pytest.param(InFlightCase(
-        _queue_all(PV_ADD), (POD1,),
-        (Pop(POD1), Enqueue(POD1, (FOO2,), (FOO1,)), Event(PV_ADD), Pop(POD1),
-         ExpectPoppedPlugins(POD1, (FOO2,), (FOO1,)), Requeue(POD1)),
-    ), id="popped pod preserves UnschedulablePlugins and PendingPlugins", marks=PRESERVE_XFAIL),
-    pytest.param(InFlightCase(
-        _queue_all(PV_ADD, NODE_ADD, PVC_ADD, CSI_NODE_UPDATE), (POD1, POD2),
-        (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Pop(POD2), DuplicateInActiveQ(POD1), Create(POD3),
-         Pop(POD3), ExpectActiveQEmpty(), Event(NODE_ADD), Enqueue(POD1), Event(CSI_NODE_UPDATE),
-         Enqueue(POD2), Enqueue(POD3)),
-        want_backoff=("targetpod", "targetpod2", "targetpod3"),
-    ), id="Pop is made twice for the same Pod, but the cleanup still happen correctly",
-        marks=POP_TWICE_XFAIL),
+    pytest.param(
+        InFlightCase(
+            _queue_all(PV_ADD),
+            (POD1,),
+            (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Event(PV_UPDATE)),
+            want_in_flight=(POD1, PV_ADD),
+        ),
+        id="Pod and interested events are registered in inFlightPods/inFlightEvents",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(PV_ADD, NODE_ADD, PVC_ADD),
+            (POD1, POD2),
+            (Event(PVC_ADD), Pop(POD1), Event(PV_ADD), Pop(POD2), Event(NODE_ADD), Enqueue(POD1)),
+            want_in_flight=(POD2, NODE_ADD),
+            want_backoff=("targetpod",),
+        ),
+        id="Pod, registered in inFlightPods, is enqueued back to backoffQ",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(PV_ADD, NODE_ADD, PVC_ADD, CSI_NODE_UPDATE),
+            (POD1, POD2),
+            (
+                Event(PVC_ADD),
+                Pop(POD1),
+                Event(PV_ADD),
+                Pop(POD2),
+                Event(NODE_ADD),
+                Enqueue(POD1),
+                Event(CSI_NODE_UPDATE),
+                Enqueue(POD2),
+            ),
+            want_backoff=("targetpod", "targetpod2"),
+        ),
+        id="All Pods registered in inFlightPods are enqueued back to activeQ",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(PV_ADD, NODE_ADD, ASSIGNED_POD_ADD),
+            (POD1, POD2, POD3),
+            (
+                Event(PVC_ADD),
+                Pop(POD1),
+                Event(PV_ADD),
+                Pop(POD2),
+                Event(NODE_ADD),
+                Pop(POD3),
+                Event(ASSIGNED_POD_ADD),
+                Enqueue(POD2),
+            ),
+            want_in_flight=(POD1, PV_ADD, NODE_ADD, POD3, ASSIGNED_POD_ADD),
+            want_backoff=("targetpod2",),
+        ),
+        id="One intermediate Pod registered in inFlightPods is enqueued back to activeQ",
+    ),
+    pytest.param(
+        InFlightCase(
+            {ASSIGNED_POD_ADD: [(FOO1, hint_skip)]},
+            (POD1,),
+            (Event(TIMEOUT), Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO1,))),
+            want_unschedulable=("targetpod",),
+        ),
+        id="events before popping Pod are ignored when Pod is enqueued back to queue",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(ASSIGNED_POD_ADD),
+            (POD1,),
+            (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1)),
+            want_backoff=("targetpod",),
+        ),
+        id="pod is enqueued to backoff if no failed plugin",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(ASSIGNED_POD_ADD),
+            (POD1,),
+            (Pop(POD1), Event(NODE_ADD), Enqueue(POD1, (FOO1,))),
+            want_unschedulable=("targetpod",),
+        ),
+        id="pod is enqueued to unschedulable pod pool if no events that can make the pod schedulable",
+    ),
+    pytest.param(
+        InFlightCase(
+            {ASSIGNED_POD_ADD: [(FOO1, hint_skip)]},
+            (POD1,),
+            (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO1,))),
+            want_unschedulable=("targetpod",),
+        ),
+        id="pod is enqueued to unschedulable pod pool because the failed plugin has a hint fn but it returns "
+        "Skip",
+    ),
+    pytest.param(
+        InFlightCase(
+            APA_PENDING_MAP,
+            (POD1,),
+            (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO2, FOO3), (FOO1,))),
+            want_active=("targetpod",),
+        ),
+        id="pod is enqueued to activeQ because the Pending plugins has a hint fn and it returns Queue",
+    ),
+    pytest.param(
+        InFlightCase(
+            {ASSIGNED_POD_ADD: [(FOO2, hint_skip), (FOO1, hint_queue)]},
+            (POD1,),
+            (Pop(POD1), Event(ASSIGNED_POD_ADD), Enqueue(POD1, (FOO1, FOO2))),
+            want_backoff=("targetpod",),
+        ),
+        id="pod is enqueued to backoffQ because the failed plugin has a hint fn and it returns Queue",
+    ),
+    pytest.param(
+        InFlightCase(
+            APA_PENDING_MAP,
+            (POD1, POD2),
+            (
+                Pop(POD1),
+                Event(NODE_ADD),
+                Pop(POD2),
+                Event(ASSIGNED_POD_ADD),
+                Enqueue(POD1),
+                Enqueue(POD2, (FOO2, FOO3), (FOO1,)),
+            ),
+            want_active=("targetpod2",),
+            want_backoff=("targetpod",),
+        ),
+        id="pod is enqueued to activeQ because the pending plugin has a hint fn and it returns Queue for a "
+        "concurrent event that was received while some other pod was in flight",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(PV_ADD),
+            (POD1,),
+            (
+                Pop(POD1),
+                Enqueue(POD1, (FOO2,), (FOO1,)),
+                Event(PV_ADD),
+                Pop(POD1),
+                ExpectPoppedPlugins(POD1, (FOO2,), (FOO1,)),
+                Requeue(POD1),
+            ),
+        ),
+        id="popped pod preserves UnschedulablePlugins and PendingPlugins",
+    ),
+    pytest.param(
+        InFlightCase(
+            _queue_all(PV_ADD, NODE_ADD, PVC_ADD, CSI_NODE_UPDATE),
+            (POD1, POD2),
+            (
+                Event(PVC_ADD),
+                Pop(POD1),
+                Event(PV_ADD),
+                Pop(POD2),
+                DuplicateInActiveQ(POD1),
+                Create(POD3),
+                Pop(POD3),
+                ExpectActiveQEmpty(),
+                Event(NODE_ADD),
+                Enqueue(POD1),
+                Event(CSI_NODE_UPDATE),
+                Enqueue(POD2),
+                Enqueue(POD3),
+            ),
+            want_backoff=("targetpod", "targetpod2", "targetpod3"),
+        ),
+        id="Pop is made twice for the same Pod, but the cleanup still happen correctly",
+    ),
 ]
 
 
@@ -237,52 +320,103 @@ def _no_hints(h: HintCalls) -> HintMap:
 
 
 WORTH_CASES = [
-    pytest.param(WorthCase((FOO1,), NODE_ADD, lambda h: {ASSIGNED_POD_ADD: [(FOO1, h.queue)]}, Strategy.SKIP,
-                           (0, 0)),
-                 id="return Queue when no queueing hint function is registered for the event"),
-    pytest.param(WorthCase((FOO1,), NODE_ADD, lambda h: {NODE_ADD: [(FOO1, h.error)]}, Strategy.AFTER_BACKOFF,
-                           (1, 1)),
-                 id="Treat the event as Queue when QueueHintFn returns error"),
-    pytest.param(WorthCase((FOO1,), TIMEOUT, _no_hints, Strategy.AFTER_BACKOFF, (0, 0)),
-                 id="return Queue when the event is wildcard"),
-    pytest.param(WorthCase((FOO1,), ev.EVENT_FORCE_ACTIVATE, _no_hints, Strategy.AFTER_BACKOFF, (0, 0),
-                           target="1"),
-                 id="return Queue when the event is wildcard and the wildcard targets the pod to be requeued "
-                    "right now"),
-    pytest.param(WorthCase((FOO1,), ev.EVENT_FORCE_ACTIVATE, _no_hints, Strategy.SKIP, (0, 0), target="2"),
-                 id="return Skip when the event is wildcard, but the wildcard targets a different pod"),
+    pytest.param(
+        WorthCase((FOO1,), NODE_ADD, lambda h: {ASSIGNED_POD_ADD: [(FOO1, h.queue)]}, Strategy.SKIP, (0, 0)),
+        id="return Queue when no queueing hint function is registered for the event",
+    ),
+    pytest.param(
+        WorthCase((FOO1,), NODE_ADD, lambda h: {NODE_ADD: [(FOO1, h.error)]}, Strategy.AFTER_BACKOFF, (1, 1)),
+        id="Treat the event as Queue when QueueHintFn returns error",
+    ),
+    pytest.param(
+        WorthCase((FOO1,), TIMEOUT, _no_hints, Strategy.AFTER_BACKOFF, (0, 0)),
+        id="return Queue when the event is wildcard",
+    ),
+    pytest.param(
+        WorthCase((FOO1,), ev.EVENT_FORCE_ACTIVATE, _no_hints, Strategy.AFTER_BACKOFF, (0, 0), target="1"),
+        id="return Queue when the event is wildcard and the wildcard targets the pod to be requeued "
+        "right now",
+    ),
+    pytest.param(
+        WorthCase((FOO1,), ev.EVENT_FORCE_ACTIVATE, _no_hints, Strategy.SKIP, (0, 0), target="2"),
+        id="return Skip when the event is wildcard, but the wildcard targets a different pod",
+    ),
     # Upstream runs fooPlugin1 (Queue: after backoff, but a Pending plugin may still say more), then
     # fooPlugin2: 2 calls. ksched asks the Pending plugins first, so fooPlugin2 answers alone.
-    pytest.param(WorthCase((FOO1, FOO3), NODE_ADD, lambda h: {NODE_ADD: [
-        (FOO1, h.queue), (FOO2, h.queue), (FOO3, h.queue), (FOO4, h.error)]}, Strategy.IMMEDIATELY, (1, 1),
-        pending=(FOO2,)),
-                 id="interprets Queue from the Pending plugin as queueImmediately"),
+    pytest.param(
+        WorthCase(
+            (FOO1, FOO3),
+            NODE_ADD,
+            lambda h: {NODE_ADD: [(FOO1, h.queue), (FOO2, h.queue), (FOO3, h.queue), (FOO4, h.error)]},
+            Strategy.IMMEDIATELY,
+            (1, 1),
+            pending=(FOO2,),
+        ),
+        id="interprets Queue from the Pending plugin as queueImmediately",
+    ),
     # Upstream: fooPlugin1 skips, fooPlugin2 queues: 2 calls. ksched walks the rejecting plugins as a
     # set and stops at the first Queue: 1 call when it meets fooPlugin2 first.
-    pytest.param(WorthCase((FOO1, FOO2), NODE_ADD, lambda h: {NODE_ADD: [(FOO1, h.skip), (FOO2, h.queue)]},
-                           Strategy.AFTER_BACKOFF, (1, 2)),
-                 id="interprets Queue from the Unschedulable plugin as queueAfterBackoff"),
-    pytest.param(WorthCase((FOO1, FOO2), NODE_ADD, lambda h: {NODE_ADD: [
-        (FOO1, h.skip), (FOO2, h.skip), (FOO3, h.queue)]}, Strategy.SKIP, (2, 2)),
-                 id="Queueing hint function that isn't from the plugin in "
-                    "UnschedulablePlugins/PendingPlugins is ignored"),
-    pytest.param(WorthCase((FOO1, FOO2), ev.NODE_LABEL_CHANGE, lambda h: {
-        ev.NODE_LABEL_CHANGE: [(FOO1, h.queue), (FOO2, h.queue)],
-        ev.NODE_UPDATE: [(FOO1, h.queue)],
-        NODE_ADD: [(FOO1, h.queue)]}, Strategy.AFTER_BACKOFF, (1, 1)),
-                 id="If event is specific Node update event, queueing hint function for "
-                    "NodeUpdate/UpdateNodeLabel is also executed"),
-    pytest.param(WorthCase((FOO1,), NODE_ADD, lambda h: {ClusterEvent(ev.WILDCARD, A.ADD): [(FOO1, h.queue)]},
-                           Strategy.AFTER_BACKOFF, (1, 1)),
-                 id="If event with '*' Resource, queueing hint function for specified Resource is also "
-                    "executed"),
-    pytest.param(WorthCase((FOO1,), ClusterEvent(ev.NODE, A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
-                           lambda h: {ev.WILDCARD_EVENT: [(FOO1, h.queue)]}, Strategy.AFTER_BACKOFF, (1, 1)),
-                 id="If event is a wildcard one, queueing hint function for all kinds of events is executed"),
+    pytest.param(
+        WorthCase(
+            (FOO1, FOO2),
+            NODE_ADD,
+            lambda h: {NODE_ADD: [(FOO1, h.skip), (FOO2, h.queue)]},
+            Strategy.AFTER_BACKOFF,
+            (1, 2),
+        ),
+        id="interprets Queue from the Unschedulable plugin as queueAfterBackoff",
+    ),
+    pytest.param(
+        WorthCase(
+            (FOO1, FOO2),
+            NODE_ADD,
+            lambda h: {NODE_ADD: [(FOO1, h.skip), (FOO2, h.skip), (FOO3, h.queue)]},
+            Strategy.SKIP,
+            (2, 2),
+        ),
+        id="Queueing hint function that isn't from the plugin in "
+        "UnschedulablePlugins/PendingPlugins is ignored",
+    ),
+    pytest.param(
+        WorthCase(
+            (FOO1, FOO2),
+            ev.NODE_LABEL_CHANGE,
+            lambda h: {
+                ev.NODE_LABEL_CHANGE: [(FOO1, h.queue), (FOO2, h.queue)],
+                ev.NODE_UPDATE: [(FOO1, h.queue)],
+                NODE_ADD: [(FOO1, h.queue)],
+            },
+            Strategy.AFTER_BACKOFF,
+            (1, 1),
+        ),
+        id="If event is specific Node update event, queueing hint function for "
+        "NodeUpdate/UpdateNodeLabel is also executed",
+    ),
+    pytest.param(
+        WorthCase(
+            (FOO1,),
+            NODE_ADD,
+            lambda h: {ClusterEvent(ev.WILDCARD, A.ADD): [(FOO1, h.queue)]},
+            Strategy.AFTER_BACKOFF,
+            (1, 1),
+        ),
+        id="If event with '*' Resource, queueing hint function for specified Resource is also executed",
+    ),
+    pytest.param(
+        WorthCase(
+            (FOO1,),
+            ClusterEvent(ev.NODE, A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
+            lambda h: {ev.WILDCARD_EVENT: [(FOO1, h.queue)]},
+            Strategy.AFTER_BACKOFF,
+            (1, 1),
+        ),
+        id="If event is a wildcard one, queueing hint function for all kinds of events is executed",
+    ),
     # Not an upstream case: isPodWorthRequeuing's first branch (a pod that failed with an error).
-    pytest.param(WorthCase((), NODE_ADD, lambda h: {NODE_ADD: [(FOO1, h.skip)]}, Strategy.AFTER_BACKOFF,
-                           (0, 0)),
-                 id="ksched: a pod with no rejector plugins is worth requeuing after backoff"),
+    pytest.param(
+        WorthCase((), NODE_ADD, lambda h: {NODE_ADD: [(FOO1, h.skip)]}, Strategy.AFTER_BACKOFF, (0, 0)),
+        id="ksched: a pod with no rejector plugins is worth requeuing after backoff",
+    ),
 ]
 
 
@@ -298,8 +432,11 @@ def test_is_pod_worth_requeuing(case: WorthCase) -> None:
     assert low <= calls.count <= high
 
 
-QUEUE_OF_STRATEGY = {Strategy.SKIP: "unschedulable", Strategy.AFTER_BACKOFF: "backoff",
-                     Strategy.IMMEDIATELY: "active"}
+QUEUE_OF_STRATEGY = {
+    Strategy.SKIP: "unschedulable",
+    Strategy.AFTER_BACKOFF: "backoff",
+    Strategy.IMMEDIATELY: "active",
+}
 
 
 def _through_the_queue(case: object) -> bool:
@@ -336,20 +473,30 @@ class HintedMoveCase:
 
 
 MOVE_WITH_HINT_CASES = [
-    pytest.param(HintedMoveCase(lambda h: h.queue, "active", pending=("foo",)),
-                 id="Queue queues pod to activeQ"),
-    pytest.param(HintedMoveCase(lambda h: h.queue, "backoff", rejected=("foo",)),
-                 id="Queue queues pod to backoffQ if Pod is backing off"),
-    pytest.param(HintedMoveCase(lambda h: h.queue, "active", rejected=("foo",), wait_s=2.0),
-                 id="Queue queues pod to activeQ if Pod is not backing off"),
-    pytest.param(HintedMoveCase(lambda h: h.skip, "unschedulable", rejected=("foo",)),
-                 id="Skip queues pod to unschedulablePods"),
-    pytest.param(HintedMoveCase(lambda h: h.error, "unschedulable", gating=SCHEDULING_GATES, hint_runs=False),
-                 id="QueueHintFunction is not called when Pod is gated by the plugin that isn't interested "
-                    "in the event"),
-    pytest.param(HintedMoveCase(lambda h: h.queue, "backoff", gating="foo"),
-                 id="QueueHintFunction is called when Pod is gated by the plugin that is interested in the "
-                    "event"),
+    pytest.param(
+        HintedMoveCase(lambda h: h.queue, "active", pending=("foo",)), id="Queue queues pod to activeQ"
+    ),
+    pytest.param(
+        HintedMoveCase(lambda h: h.queue, "backoff", rejected=("foo",)),
+        id="Queue queues pod to backoffQ if Pod is backing off",
+    ),
+    pytest.param(
+        HintedMoveCase(lambda h: h.queue, "active", rejected=("foo",), wait_s=2.0),
+        id="Queue queues pod to activeQ if Pod is not backing off",
+    ),
+    pytest.param(
+        HintedMoveCase(lambda h: h.skip, "unschedulable", rejected=("foo",)),
+        id="Skip queues pod to unschedulablePods",
+    ),
+    pytest.param(
+        HintedMoveCase(lambda h: h.error, "unschedulable", gating=SCHEDULING_GATES, hint_runs=False),
+        id="QueueHintFunction is not called when Pod is gated by the plugin that isn't interested "
+        "in the event",
+    ),
+    pytest.param(
+        HintedMoveCase(lambda h: h.queue, "backoff", gating="foo"),
+        id="QueueHintFunction is called when Pod is gated by the plugin that is interested in the event",
+    ),
 ]
 
 
@@ -431,12 +578,18 @@ def test_move_all_to_active_or_backoff_queue() -> None:
     # only, so activeQ holds one pod fewer.
     q.add(MPP)
     assert placement(q, SCENARIO_PODS) == {
-        "unschedulable": ["hpp", "hpp2", "up"], "backoff": ["hpp1"], "in-flight": ["mpp"]}
+        "unschedulable": ["hpp", "hpp2", "up"],
+        "backoff": ["hpp1"],
+        "in-flight": ["mpp"],
+    }
     clock.step(10.0)
     q.flush()  # hpp1's backoff is over
     q.move_all_to_active_or_backoff(NODE_ADD)
     assert placement(q, SCENARIO_PODS) == {
-        "active": ["hpp", "hpp1", "up"], "unschedulable": ["hpp2"], "in-flight": ["mpp"]}
+        "active": ["hpp", "hpp1", "up"],
+        "unschedulable": ["hpp2"],
+        "in-flight": ["mpp"],
+    }
     _in_flight(q, MPP)
 
 
@@ -465,10 +618,16 @@ MED_NOMINATED = pod("mpp", namespace="ns2", uid="mppns2", priority=500, status=N
 @pytest.mark.parametrize(
     ("in_flight", "want"),
     [
-        pytest.param(HIGH_NOMINATED, (HIGH_NOMINATED, ev.EVENT_FORCE_ACTIVATE),
-                     id="[QHint] pod not in unschedulablePods/backoffQ but in-flight"),
-        pytest.param(MED_NOMINATED, (MED_NOMINATED,),
-                     id="[QHint] pod not in unschedulablePods/backoffQ and not in-flight"),
+        pytest.param(
+            HIGH_NOMINATED,
+            (HIGH_NOMINATED, ev.EVENT_FORCE_ACTIVATE),
+            id="[QHint] pod not in unschedulablePods/backoffQ but in-flight",
+        ),
+        pytest.param(
+            MED_NOMINATED,
+            (MED_NOMINATED,),
+            id="[QHint] pod not in unschedulablePods/backoffQ and not in-flight",
+        ),
     ],
 )
 def test_activate_in_flight(in_flight: Pod, want: tuple[FlightEntry, ...]) -> None:
@@ -486,7 +645,6 @@ def test_activate_in_flight(in_flight: Pod, want: tuple[FlightEntry, ...]) -> No
 # --- TestPop ("with-hints"), TestPriorityQueue_Update, TestPriorityQueue_UpdateWhenInflight --------
 
 
-@pytest.mark.xfail(strict=True, reason=PRESERVE_XFAIL.kwargs["reason"])
 def test_pop_with_hints() -> None:
     q, _ = make_queue(_queue_all(PV_ADD))
     q.add(POD1)
@@ -501,18 +659,34 @@ UPDATE_HINTS: HintMap = {ev.UNSCHEDULED_POD_UPDATE: [("queuePlugin", hint_queue)
 @pytest.mark.parametrize(
     ("rejected", "wait_s", "want"),
     [
-        pytest.param("queuePlugin", 0.0, "backoff",
-                     id="when updating a pod in unschedulablePods, if its backoff timer has not yet "
-                        "expired, it moves to backoffQ, with queuehint(true)"),
-        pytest.param("queuePlugin", 10.0, "active",
-                     id="when updating a pod in unschedulablePods, if its backoff timer has expired, it "
-                        "moves to activeQ, with queuehint(true)"),
-        pytest.param("skipPlugin", 0.0, "unschedulable",
-                     id="when updating a pod in unschedulablePods, if the scheduling hint returns QueueSkip, "
-                        "it remains in unschedulablePods, with queuehint(true)"),
-        pytest.param("", 0.0, "in-flight",
-                     id="when updating a pod which is in flightPods, the pod will not be added to any queue, "
-                        "with queuehint(true)"),
+        pytest.param(
+            "queuePlugin",
+            0.0,
+            "backoff",
+            id="when updating a pod in unschedulablePods, if its backoff timer has not yet "
+            "expired, it moves to backoffQ, with queuehint(true)",
+        ),
+        pytest.param(
+            "queuePlugin",
+            10.0,
+            "active",
+            id="when updating a pod in unschedulablePods, if its backoff timer has expired, it "
+            "moves to activeQ, with queuehint(true)",
+        ),
+        pytest.param(
+            "skipPlugin",
+            0.0,
+            "unschedulable",
+            id="when updating a pod in unschedulablePods, if the scheduling hint returns QueueSkip, "
+            "it remains in unschedulablePods, with queuehint(true)",
+        ),
+        pytest.param(
+            "",
+            0.0,
+            "in-flight",
+            id="when updating a pod which is in flightPods, the pod will not be added to any queue, "
+            "with queuehint(true)",
+        ),
     ],
 )
 def test_update_with_hints(rejected: str, wait_s: float, want: str) -> None:
@@ -572,14 +746,30 @@ def _never_called(p: Pod) -> bool:
     ("pre_check", "event", "want"),
     [
         pytest.param(None, TIMEOUT, ["p0", "p1", "p2", "p3", "p4"], id="nil PreEnqueueCheck"),
-        pytest.param(lambda p: p.priority >= 2, TIMEOUT, ["p2", "p3", "p4"],
-                     id="move Pods with priority greater than 2"),
-        pytest.param(lambda p: p.priority % 2 == 0 and p.priority >= 2, TIMEOUT, ["p2", "p4"],
-                     id="move Pods with even priority and greater than 2"),
-        pytest.param(lambda p: p.priority % 2 == 0 and p.priority < 0, TIMEOUT, [],
-                     id="move Pods with even and negative priority"),
-        pytest.param(_never_called, PV_ADD, [],
-                     id="preCheck isn't called if the event is not interested by any plugins"),
+        pytest.param(
+            lambda p: p.priority >= 2,
+            TIMEOUT,
+            ["p2", "p3", "p4"],
+            id="move Pods with priority greater than 2",
+        ),
+        pytest.param(
+            lambda p: p.priority % 2 == 0 and p.priority >= 2,
+            TIMEOUT,
+            ["p2", "p4"],
+            id="move Pods with even priority and greater than 2",
+        ),
+        pytest.param(
+            lambda p: p.priority % 2 == 0 and p.priority < 0,
+            TIMEOUT,
+            [],
+            id="move Pods with even and negative priority",
+        ),
+        pytest.param(
+            _never_called,
+            PV_ADD,
+            [],
+            id="preCheck isn't called if the event is not interested by any plugins",
+        ),
     ],
 )
 def test_move_all_pre_enqueue_checks(
@@ -602,8 +792,13 @@ def test_move_all_pre_enqueue_checks(
         pytest.param(NODE_ADD, NODE_ADD, "queue", HINT_QUEUE, id="Queue"),
         pytest.param(NODE_ADD, NODE_ADD, "skip", HINT_QUEUE_SKIP, id="QueueSkip"),
         pytest.param(NODE_ADD, NODE_ADD, "error", HINT_ERROR, id="an error is labelled Error"),
-        pytest.param(ev.NODE_UPDATE, ev.NODE_LABEL_CHANGE, "queue", HINT_QUEUE,
-                     id="the event label is the incoming event's"),
+        pytest.param(
+            ev.NODE_UPDATE,
+            ev.NODE_LABEL_CHANGE,
+            "queue",
+            HINT_QUEUE,
+            id="the event label is the incoming event's",
+        ),
     ],
 )
 def test_queueing_hint_metric(
@@ -646,7 +841,10 @@ def test_inflight_events_gauge() -> None:
     p2 = pop_expecting(q, POD2)
     q.update(POD2, dataclasses.replace(POD2, labels={"a": "b"}))
     assert inflight_gauge(registry) == {
-        "PodPopped": 2.0, "NodeAdd": 1.0, "UnschedulablePodUpdatePodLabel": 1.0}
+        "PodPopped": 2.0,
+        "NodeAdd": 1.0,
+        "UnschedulablePodUpdatePodLabel": 1.0,
+    }
     q.done(p1.uid)  # NodeAdd came before pod2's pop: nobody needs it any more
     assert inflight_gauge(registry) == {"PodPopped": 1.0, "UnschedulablePodUpdatePodLabel": 1.0}
     q.done(p2.uid)

@@ -93,7 +93,7 @@ class InterPodHints:
         if (old is not None and not isinstance(old, Pod)) or (new is not None and not isinstance(new, Pod)):
             return QUEUE
         if new is not None and new.uid == pod.uid:
-            return QUEUE if old is None or dict(old.labels) != dict(new.labels) else SKIP
+            return QUEUE if old is None or old.labels != new.labels else SKIP
         if (new is not None and not _placed(new)) or (old is not None and not _placed(old)):
             return SKIP
         terms = self.targets.get(pod)

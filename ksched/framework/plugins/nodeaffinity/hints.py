@@ -33,8 +33,11 @@ Required = tuple[CompiledTerm, ...] | None
 def term_matches(term: CompiledTerm, node: Node) -> bool:
     """One parsed term against one node: every expression on its labels, every field on its name."""
     labels = node.labels
-    if not all(requirement_matches(r, labels) for r in term.match_expressions):
-        return False
+    for r in term.match_expressions:
+        if not requirement_matches(r, labels):
+            return False
+    if not term.match_fields:
+        return True
     fields = {NAME_FIELD: node.name}
     return all(requirement_matches(r, fields) for r in term.match_fields)
 
@@ -43,8 +46,9 @@ def required_match(selector: Mapping[str, str], terms: Required, node: Node) -> 
     """Upstream ``RequiredNodeAffinity.Match``: ``(matched, failed)``. ``failed`` is upstream's
     error: no term matched and some term did not parse."""
     labels = node.labels
-    if any(labels.get(k) != v for k, v in selector.items()):
-        return False, False
+    for k, v in selector.items():
+        if labels.get(k) != v:
+            return False, False
     if terms is None:
         return True, False
     failed = False

@@ -33,9 +33,9 @@ QUEUE = QueueingHint.QUEUE
 SKIP = QueueingHint.QUEUE_SKIP
 
 
-def _counted(requests: Mapping[str, int]) -> list[tuple[str, int]]:
-    """The requests upstream's ``framework.Resource`` keeps (positive values only)."""
-    return [(k, v) for k, v in requests.items() if v > 0 and (k in FIXED_COLUMNS or is_scalar(k))]
+def _counted(name: str, value: int) -> bool:
+    """Whether upstream's ``framework.Resource`` keeps this request (a positive one it models)."""
+    return value > 0 and (name in FIXED_COLUMNS or is_scalar(name))
 
 
 def fits(pod: Pod, node: Node) -> bool:
@@ -43,7 +43,12 @@ def fits(pod: Pod, node: Node) -> bool:
     alloc = node.allocatable
     if alloc.get(PODS, 0) < 1:
         return False
-    return all(v <= alloc.get(k, 0) for k, v in _counted(pod.requests))
+    return all(v <= alloc.get(k, 0) or not _counted(k, v) for k, v in pod.requests.items())
+
+
+def _any_grew(requests: Mapping[str, int], before: Mapping[str, int], after: Mapping[str, int]) -> bool:
+    """Some resource in ``requests`` has more in ``after`` than in ``before``."""
+    return any(after.get(k, 0) > before.get(k, 0) and _counted(k, v) for k, v in requests.items())
 
 
 def requested_grew(pod: Pod, old: Node, new: Node) -> bool:
@@ -51,8 +56,7 @@ def requested_grew(pod: Pod, old: Node, new: Node) -> bool:
     the pod requests."""
     if new.allocatable.get(PODS, 0) > old.allocatable.get(PODS, 0):
         return True
-    before, after = old.allocatable, new.allocatable
-    return any(after.get(k, 0) > before.get(k, 0) for k, _ in _counted(pod.requests))
+    return _any_grew(pod.requests, old.allocatable, new.allocatable)
 
 
 def scaled_down_for(pod: Pod, old: Pod, new: Pod) -> bool:
@@ -62,8 +66,7 @@ def scaled_down_for(pod: Pod, old: Pod, new: Pod) -> bool:
         return True
     if not new.node_name:
         return False
-    before, after = old.requests, new.requests
-    return any(before.get(k, 0) > after.get(k, 0) for k, _ in _counted(pod.requests))
+    return _any_grew(pod.requests, new.requests, old.requests)
 
 
 def after_pod_event(pod: Pod, old: object, new: object) -> QueueingHint:

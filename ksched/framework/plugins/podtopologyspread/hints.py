@@ -55,7 +55,11 @@ def topology_changed(
     old: Mapping[str, str], new: Mapping[str, str], constraints: Sequence[Constraint]
 ) -> bool:
     """Upstream ``checkTopologyKeyLabelsChanged`` (a missing label reads as empty)."""
-    return any(old.get(c.topology_key, "") != new.get(c.topology_key, "") for c in constraints)
+    for c in constraints:
+        key = c.topology_key
+        if old.get(key, "") != new.get(key, ""):
+            return True
+    return False
 
 
 def _involved(other: Pod, pod: Pod) -> bool:
@@ -69,7 +73,7 @@ def pod_change(constraints: Sequence[Constraint], pod: Pod, old: Pod | None, new
         tolerations_changed = new.uid == pod.uid and old.tolerations != new.tolerations
         if tolerations_changed and any(c.honor_taints for c in constraints):
             return QUEUE
-        if dict(old.labels) == dict(new.labels):
+        if old.labels == new.labels:
             return SKIP
         changed = any(
             selector_matches(c.selector, old.labels) != selector_matches(c.selector, new.labels)

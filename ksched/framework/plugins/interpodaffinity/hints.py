@@ -14,10 +14,10 @@ Upstream: ``plugin.go`` (``isSchedulableAfterPodChange``, ``isSchedulableAfterNo
 - a node added or relabelled: QUEUE when it gains (or changes) an affinity topology key, when it
   loses (or changes) an anti-affinity key, and on any new node when the pod has anti-affinity.
 
-The last two pod rules and the deleted pod's own anti-affinity come from upstream fixes of late
-2025 (kubernetes#135325, #135394) whose arrival in v1.35.0 these sources do not settle; they only
-ever answer QUEUE where the older code skipped, so a pod is never left parked that either version
-would move. For the same reason a pod nominated to a node counts as placed, as an assigned one
+The rejected pod's own label change and the deleted pod's own anti-affinity come from upstream
+fixes (kubernetes#135394, #135325) that the sources at hand do not place before or after v1.35.0;
+they only ever answer QUEUE where the code without them skips, so a pod is never left parked that
+either version would move. For the same reason a pod nominated to a node counts as placed, as an assigned one
 does (the review of #135325 asks for it), and a term with a namespace selector of the deleted pod
 is taken to cover the rejected pod's namespace (its labels are not at hand here).
 

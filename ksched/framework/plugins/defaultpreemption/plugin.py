@@ -46,17 +46,18 @@ import numpy as np
 from ksched.cache.cluster import PodEntry
 from ksched.config.types import DefaultPreemptionArgs
 from ksched.framework import names
-from ksched.framework.api import ClusterReader
+from ksched.framework.api import ClusterEventSpec, ClusterReader, cluster_event
 from ksched.framework.handle import Handle
 from ksched.framework.interface import (
     SUCCESS,
     Code,
     CycleState,
+    HintFn,
     NominatedPods,
     PostFilterResult,
     Status,
 )
-from ksched.framework.plugins.defaultpreemption import batch
+from ksched.framework.plugins.defaultpreemption import batch, hints
 from ksched.framework.plugins.defaultpreemption.dryrun import (
     NO_VICTIMS,
     ArrayProbe,
@@ -179,6 +180,15 @@ class DefaultPreemption:
         if pod.uid in self._preempting:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_WAITING,))
         return SUCCESS
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with async preemption on (the v1.35 default): Pod/Delete,
+        so that the queue looks at a pod this plugin holds back when victims go; the hint itself
+        always skips (:mod:`.hints`)."""
+        return {cluster_event("Pod", "Delete"): hints.after_pod_deleted}
 
     # ------------------------------------------------------------------ PostFilter
     def post_filter(

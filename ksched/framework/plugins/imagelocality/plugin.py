@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from ksched.framework import names
-from ksched.framework.api import MAX_NODE_SCORE, ClusterReader, CycleState, Handle, Scores
+from ksched.framework.api import MAX_NODE_SCORE, ClusterEventSpec, ClusterReader, CycleState, Handle, Scores
+from ksched.framework.interface import HintFn
 from ksched.model.pod import Pod
 
 NAME: Final = names.IMAGE_LOCALITY
@@ -72,6 +73,14 @@ class ImageLocality:
             # Every node sums to 0, which clamps to the minimum threshold: score 0 everywhere.
             return 0
         return calculate_priority(sums, pod.container_count)
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """None: upstream's plugin has no EventsToRegister, and a Score plugin rejects no pod, so
+        no event needs to move one back."""
+        return {}
 
 
 def new(args: Any, handle: Handle) -> ImageLocality:

@@ -74,12 +74,13 @@ def has_preferred(pod: Pod) -> bool:
 
 
 class TermMemo:
-    """Parsed terms per incoming pod record, bounded (cleared when full)."""
+    """Parsed terms per pod record, at most ``size`` records (cleared whole when full)."""
 
-    __slots__ = ("_memo",)
+    __slots__ = ("_memo", "size")
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = MEMO_SIZE) -> None:
         self._memo: dict[int, tuple[Pod, PodAffinityTerms]] = {}
+        self.size = size
 
     def get(self, pod: Pod) -> PodAffinityTerms:
         if not pod.affinity:
@@ -88,7 +89,7 @@ class TermMemo:
         if hit is not None and hit[0] is pod:
             return hit[1]
         terms = parse_pod_affinity_terms(pod.affinity, pod.namespace, pod.described)
-        if len(self._memo) >= MEMO_SIZE:
+        if len(self._memo) >= self.size:
             self._memo.clear()
         self._memo[id(pod)] = (pod, terms)
         return terms

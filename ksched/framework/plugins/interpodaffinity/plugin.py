@@ -43,6 +43,7 @@ from ksched.framework.api import (
     MAX_NODE_SCORE,
     SKIP,
     SUCCESS,
+    ClusterEventSpec,
     ClusterReader,
     Code,
     CycleState,
@@ -51,9 +52,11 @@ from ksched.framework.api import (
     PreFilterResult,
     Scores,
     Status,
+    cluster_event,
     error,
     unschedulable,
 )
+from ksched.framework.interface import HintFn
 from ksched.framework.plugins.interpodaffinity._incoming import (
     Resolved,
     TermMemo,
@@ -62,6 +65,7 @@ from ksched.framework.plugins.interpodaffinity._incoming import (
     resolve,
 )
 from ksched.framework.plugins.interpodaffinity._vector import Domains, any_at_keyed_rows
+from ksched.framework.plugins.interpodaffinity.hints import InterPodHints
 from ksched.model.pod import Pod
 from ksched.model.pod_affinity import PodAffinityTerms
 
@@ -106,6 +110,20 @@ class InterPodAffinity:
         self._memo = TermMemo()
         self._others = TermMemo()  # other pods' terms for relevance(), apart from incoming pods'
         self._domains = Domains()
+        self._hints = InterPodHints()
+
+    # ------------------------------------------------------------------ requeueing
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: an assigned pod added, relabelled or
+        deleted, a node added or relabelled (no UpdateNodeTaint, which stands in for a missed
+        Node/Add only without queueing hints). See :mod:`.hints`."""
+        return {
+            cluster_event("Pod", "Add", "UpdatePodLabel", "Delete"): self._hints.after_pod_change,
+            cluster_event("Node", "Add", "UpdateNodeLabel"): self._hints.after_node_change,
+        }
 
     # ------------------------------------------------------------------ filtering
     def pre_filter(

@@ -17,6 +17,7 @@ from ksched.framework import names
 from ksched.framework.api import (
     SKIP,
     SUCCESS,
+    ClusterEventSpec,
     ClusterReader,
     Code,
     CycleState,
@@ -25,9 +26,11 @@ from ksched.framework.api import (
     PreFilterResult,
     Scores,
     Status,
+    cluster_event,
     error,
     unschedulable,
 )
+from ksched.framework.interface import HintFn
 from ksched.framework.normalize import default_normalize_score
 from ksched.framework.plugins.nodeaffinity._selector import (
     NAME_FIELD,
@@ -37,6 +40,7 @@ from ksched.framework.plugins.nodeaffinity._selector import (
     compile_preferred,
     compile_required,
 )
+from ksched.framework.plugins.nodeaffinity.hints import AfterNodeChange
 from ksched.model.pod import Pod
 from ksched.model.selectors import NodeAffinity as NodeAffinitySpec
 from ksched.model.selectors import parse_node_affinity
@@ -115,6 +119,17 @@ class NodeAffinity:
                         "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution",
                         self._added_preferred.error,
                     )
+        self._after_node_change = AfterNodeChange(self._added_required)
+
+    # ------------------------------------------------------------------ requeueing
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: only a new node or new labels can
+        make a node match (no UpdateNodeTaint, which stands in for a missed Node/Add only without
+        queueing hints)."""
+        return {cluster_event("Node", "Add", "UpdateNodeLabel"): self._after_node_change}
 
     # ------------------------------------------------------------------ filtering
     def pre_filter(

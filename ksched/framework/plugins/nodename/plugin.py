@@ -7,7 +7,16 @@ from typing import Any, Final
 import numpy as np
 
 from ksched.framework import names
-from ksched.framework.api import ClusterReader, Code, CycleState, FilterResult, Handle
+from ksched.framework.api import (
+    ClusterEventSpec,
+    ClusterReader,
+    Code,
+    CycleState,
+    FilterResult,
+    Handle,
+    cluster_event,
+)
+from ksched.framework.interface import HintFn
 from ksched.model.pod import Pod
 
 NAME: Final = names.NODE_NAME
@@ -28,6 +37,14 @@ class NodeName:
         if row is not None:
             fails[row] = False
         return FilterResult.from_mask(fails, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: only a new node can be the named
+        one. No hint function: upstream retries the pod on every Node/Add, as Queue would."""
+        return {cluster_event("Node", "Add"): None}
 
 
 def new(args: Any, handle: Handle) -> NodeName:

@@ -16,6 +16,7 @@ from ksched.framework import names
 from ksched.framework.api import (
     SKIP,
     SUCCESS,
+    ClusterEventSpec,
     ClusterReader,
     Code,
     CycleState,
@@ -23,7 +24,10 @@ from ksched.framework.api import (
     Handle,
     PreFilterResult,
     Status,
+    cluster_event,
 )
+from ksched.framework.interface import HintFn
+from ksched.framework.plugins.nodeports import hints
 from ksched.framework.row_delta import RowDelta
 from ksched.model.pod import Pod
 
@@ -83,6 +87,17 @@ class NodePorts:
         """What :meth:`filter_rows` reads of the pod: nothing when it wants no host port (``False``,
         the same object for every such pod), else its host ports (shared by retries of that pod)."""
         return pod.host_ports or False
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: a deleted pod may free a port, a new
+        node has all of them free (no hint function: upstream retries on every Node/Add)."""
+        return {
+            cluster_event("Pod", "Delete"): hints.after_pod_deleted,
+            cluster_event("Node", "Add"): None,
+        }
 
     def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str | None:
         """The first wanted host port that is taken on the node."""

@@ -15,7 +15,17 @@ import numpy as np
 
 from ksched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from ksched.framework import names
-from ksched.framework.api import SKIP, SUCCESS, ClusterReader, CycleState, Handle, Scores, Status
+from ksched.framework.api import (
+    SKIP,
+    SUCCESS,
+    ClusterEventSpec,
+    ClusterReader,
+    CycleState,
+    Handle,
+    Scores,
+    Status,
+)
+from ksched.framework.interface import HintFn
 from ksched.framework.plugins.noderesources.resource_pass import ResourcePass, shared_pass
 from ksched.model.pod import Pod
 
@@ -48,6 +58,14 @@ class BalancedAllocation:
             return 0  # best-effort pod scored without PreScore: upstream's Score returns 0 too
         self.scores_in_range = res.balanced_in_range
         return res.balanced
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """None: upstream's plugin has no EventsToRegister, and a Score plugin rejects no pod, so
+        no event needs to move one back."""
+        return {}
 
 
 def new_balanced_allocation(

@@ -28,6 +28,7 @@ from ksched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrat
 from ksched.framework import names
 from ksched.framework.api import (
     SUCCESS,
+    ClusterEventSpec,
     ClusterReader,
     CycleState,
     FilterResult,
@@ -35,7 +36,10 @@ from ksched.framework.api import (
     PreFilterResult,
     Scores,
     Status,
+    cluster_event,
 )
+from ksched.framework.interface import HintFn
+from ksched.framework.plugins.noderesources import hints
 from ksched.framework.plugins.noderesources.resource_pass import (
     ERR_REASON_TOO_MANY_PODS,
     FitConfig,
@@ -158,6 +162,19 @@ class Fit:
         assert res.fit is not None  # the pass always computes the Fit score when Fit is attached
         self.scores_in_range = res.fit_in_range
         return res.fit
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints and InPlacePodVerticalScaling on: a pod
+        going away or scaling down frees room, a node added or grown offers it (no
+        UpdateNodeTaint / UpdateNodeLabel: those stand in for a missed Node/Add only without
+        queueing hints)."""
+        return {
+            cluster_event("Pod", "Delete", "UpdatePodScaleDown"): hints.after_pod_event,
+            cluster_event("Node", "Add", "UpdateNodeAllocatable"): hints.after_node_change,
+        }
 
     def explain_row(self, pod: Pod, cluster: ClusterReader, row: int) -> str:
         """Per failing resource, e.g. ``cpu: requested 2500m, free 1000m of 4000m``."""

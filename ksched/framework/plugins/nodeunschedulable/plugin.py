@@ -5,13 +5,22 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ksched.framework import names
-from ksched.framework.api import ClusterReader, Code, CycleState, FilterResult, Handle
+from ksched.framework.api import (
+    ClusterEventSpec,
+    ClusterReader,
+    Code,
+    CycleState,
+    FilterResult,
+    Handle,
+    cluster_event,
+)
+from ksched.framework.interface import HintFn
+from ksched.framework.plugins.nodeunschedulable import hints
+from ksched.framework.plugins.nodeunschedulable.hints import UNSCHEDULABLE_TAINT
 from ksched.model.pod import Pod
-from ksched.model.selectors import Taint
 
 NAME: Final = names.NODE_UNSCHEDULABLE
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
-UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
 class NodeUnschedulable:
@@ -28,6 +37,17 @@ class NodeUnschedulable:
         return FilterResult.from_mask(
             nodes.unschedulable[: nodes.n_rows], ERR_REASON_UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         )
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: a new or uncordoned node (reported
+        as UpdateNodeTaint), or a new toleration of the pod itself."""
+        return {
+            cluster_event("Node", "Add", "UpdateNodeTaint"): hints.after_node_change,
+            cluster_event("Pod", "UpdatePodToleration"): hints.after_pod_toleration_change,
+        }
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

@@ -30,6 +30,7 @@ from ksched.framework import names
 from ksched.framework.api import (
     SKIP,
     SUCCESS,
+    ClusterEventSpec,
     ClusterReader,
     Code,
     CycleState,
@@ -38,8 +39,10 @@ from ksched.framework.api import (
     PreFilterResult,
     Scores,
     Status,
+    cluster_event,
     error,
 )
+from ksched.framework.interface import HintFn
 from ksched.framework.plugins.podtopologyspread import counting
 from ksched.framework.plugins.podtopologyspread.constraints import (
     DO_NOT_SCHEDULE,
@@ -50,6 +53,7 @@ from ksched.framework.plugins.podtopologyspread.constraints import (
     parse_pod_constraints,
     with_selector,
 )
+from ksched.framework.plugins.podtopologyspread.hints import ConstraintMemo, SpreadHints
 from ksched.model.pod import Pod
 
 NAME: Final = names.POD_TOPOLOGY_SPREAD
@@ -73,9 +77,15 @@ class PodTopologySpread:
     scores_in_range = True
 
     def __init__(
-        self, default_constraints: tuple[Constraint, ...] = (), *, system_defaulted: bool = False
+        self,
+        default_constraints: tuple[Constraint, ...] = (),
+        *,
+        system_defaulted: bool = False,
+        handle: Handle | None = None,
     ) -> None:
         self.system_defaulted = system_defaulted
+        self._handle = handle
+        """Its snapshot gives the queueing hints the cluster's Services and workloads."""
         self._default_hard = tuple(c for c in default_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE)
         self._default_soft = tuple(c for c in default_constraints if c.when_unsatisfiable != DO_NOT_SCHEDULE)
         if not default_constraints:
@@ -83,6 +93,39 @@ class PodTopologySpread:
             self.skips_pods_without = "topology_spread_constraints"
         self._parsed: dict[int, tuple[Pod, PodConstraints | ObjectError]] = {}
         self._namespaces: dict[str, frozenset[str]] = {}
+        self._hint_memo = ConstraintMemo()
+        self._hints = SpreadHints(self._hint_constraints)
+
+    # ------------------------------------------------------------------ requeueing
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: assigned pods added, relabelled or
+        deleted, the pod's own new tolerations (``nodeTaintsPolicy: Honor``), nodes added, deleted,
+        relabelled or re-tainted. See :mod:`.hints`."""
+        return {
+            cluster_event(
+                "Pod", "Add", "UpdatePodLabel", "UpdatePodToleration", "Delete"
+            ): self._hints.after_pod_change,
+            cluster_event(
+                "Node", "Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint"
+            ): self._hints.after_node_change,
+        }
+
+    def _hint_constraints(self, pod: Pod) -> tuple[Constraint, ...] | None:
+        """The DoNotSchedule constraints the hints read (upstream ``getConstraints``), memoized per
+        pod record; None when they do not parse, or when the defaults need a selector and there is
+        no snapshot of the cluster to build it from."""
+        if pod.topology_spread_constraints:
+            return self._hint_memo.get(pod, -1, _own_hard)
+        if not self._default_hard:
+            return ()
+        snapshot = self._handle.snapshot if self._handle is not None else None
+        if snapshot is None:
+            return None
+        stamp = snapshot.selector_owners.generation
+        return self._hint_memo.get(pod, stamp, lambda p: self._defaults(p, snapshot, True))
 
     # ------------------------------------------------------------------ constraints
     def _own(self, pod: Pod) -> PodConstraints:
@@ -252,6 +295,14 @@ def _always(other: Pod) -> bool:
     return True
 
 
+def _own_hard(pod: Pod) -> tuple[Constraint, ...] | None:
+    """The pod's own DoNotSchedule constraints; None when one does not parse."""
+    try:
+        return parse_pod_constraints(pod).hard
+    except ObjectError:
+        return None
+
+
 def new(args: Any, handle: Handle) -> PodTopologySpread:
     """Build from PodTopologySpreadArgs (``None``: upstream defaults, system defaulting)."""
     defaulting = (
@@ -272,7 +323,7 @@ def new(args: Any, handle: Handle) -> PodTopologySpread:
         parsed = parse_default_constraints(raw)
     except ObjectError as exc:
         raise ConfigError(exc.field, exc.problem) from exc
-    return PodTopologySpread(parsed, system_defaulted=defaulting == SYSTEM_DEFAULTING)
+    return PodTopologySpread(parsed, system_defaulted=defaulting == SYSTEM_DEFAULTING, handle=handle)
 
 
 if TYPE_CHECKING:

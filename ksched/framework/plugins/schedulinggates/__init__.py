@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ksched.framework import names
-from ksched.framework.api import SUCCESS, Code, Handle, Status
+from ksched.framework.api import SUCCESS, ClusterEventSpec, Code, Handle, Status, cluster_event
+from ksched.framework.interface import HintFn
+from ksched.framework.plugins.schedulinggates import hints
 from ksched.model.pod import Pod
 
 NAME: Final = names.SCHEDULING_GATES
@@ -25,6 +27,13 @@ class SchedulingGates:
         return Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{gates}]",), NAME
         )
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: the pod's last gate removed."""
+        return {cluster_event("Pod", "UpdatePodSchedulingGatesEliminated"): hints.after_gates_eliminated}
 
 
 def new(args: Any, handle: Handle) -> SchedulingGates:

@@ -18,6 +18,7 @@ from ksched.cache.node_table import HARD_TAINT_EFFECTS
 from ksched.framework import names
 from ksched.framework.api import (
     SUCCESS,
+    ClusterEventSpec,
     ClusterReader,
     Code,
     CycleState,
@@ -25,8 +26,11 @@ from ksched.framework.api import (
     Handle,
     Scores,
     Status,
+    cluster_event,
 )
+from ksched.framework.interface import HintFn
 from ksched.framework.normalize import default_normalize_score
+from ksched.framework.plugins.tainttoleration import hints
 from ksched.model.pod import Pod
 from ksched.model.selectors import Taint, Toleration
 
@@ -156,6 +160,18 @@ class TaintToleration:
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: Scores, feasible: np.ndarray) -> Scores:
         return default_normalize_score(scores, feasible, reverse=True)
+
+    def events_to_register(self) -> list[ClusterEventSpec]:
+        return list(self.queueing_hints())
+
+    def queueing_hints(self) -> dict[ClusterEventSpec, HintFn | None]:
+        """Upstream ``EventsToRegister`` with QueueingHints on: a new or re-tainted node, or a new
+        toleration of the pod itself (no UpdateNodeLabel, which stands in for a missed Node/Add
+        only without queueing hints)."""
+        return {
+            cluster_event("Node", "Add", "UpdateNodeTaint"): hints.after_node_change,
+            cluster_event("Pod", "UpdatePodToleration"): hints.after_pod_toleration_change,
+        }
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:

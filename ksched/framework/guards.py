@@ -223,6 +223,7 @@ _WRAPPED = (
 _FORWARDED = (
     "explain_row",
     "events_to_register",
+    "queueing_hints",
     "skips_pods_without",
     "sort_key",
     "pre_enqueue",

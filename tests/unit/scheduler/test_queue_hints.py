@@ -10,6 +10,7 @@ from __future__ import annotations
 from prometheus_client import generate_latest
 
 from ksched.framework import api
+from ksched.framework.guards import GuardedPlugin
 from ksched.framework.interface import QueueingHint
 from ksched.metrics import Metrics
 from ksched.model.pod import Pod
@@ -131,7 +132,7 @@ class _Custom:
 def test_out_of_tree_hints_come_from_the_plugin() -> None:
     class Fw:
         def __init__(self) -> None:
-            self.plugins = {"Custom": _Custom()}
+            self.plugins = {"Custom": GuardedPlugin(_Custom(), "Custom")}
 
     registry = registry_for_profiles({"default-scheduler": Fw()})
     assert registry.events_for("Custom") == (ev.NODE_ADD, ev.ClusterEvent(ev.POD, ev.ActionType.DELETE))

@@ -199,7 +199,7 @@ def run(options: RunOptions) -> int:
         if bind_worker is not None:
             io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
             io.add_closer(bind_worker.close)
-        outbox = ApiOutbox(io, client, inbox, bind_worker=bind_worker)
+        outbox = ApiOutbox(io, client, inbox, bind_worker=bind_worker, metrics=metrics)
         instance = socket.gethostname()
         informers = _informers(client, inbox)
         health = Health(leader_election=leader_elect, leading=not leader_elect)

@@ -5,7 +5,11 @@ NODE`` on success; ``FailedScheduling`` with the FitError message on failure, th
 truncated to 1024 bytes with a trailing `` ...``, the condition carrying the full message; reason
 ``Unschedulable`` for rejections and ``SchedulerError`` for everything else. Events are written
 through ``events.k8s.io/v1`` with the profile's scheduler name as the reporting controller, as
-kube-scheduler's event recorder does.
+kube-scheduler's event recorder does; ``regarding`` is the pod's reference with its
+resourceVersion (client-go's ``GetReference``). The outbox folds repeats into series by that
+reference (:mod:`ksched.kube.event_series`), so a pod's first FailedScheduling (before the
+scheduler's own status patch changed the pod) and its later ones are two Events, as with
+kube-scheduler.
 
 :class:`Reporter` builds them and hands them to the outbox, which sends them without ever
 blocking scheduling.
@@ -101,8 +105,9 @@ class Reporter:
         the Scheduled events far outrun the event rate limit)."""
         if self._would_drop(event_type):
             return
+        version = pod.resource_version if isinstance(pod, Pod) else ""
         body = event_body(
-            regarding=pod_reference(pod.namespace, pod.name, pod.uid),
+            regarding=pod_reference(pod.namespace, pod.name, pod.uid, version),
             reason=reason,
             note=truncate_note(note),
             action=action,

@@ -34,6 +34,8 @@ EXPECTED = {
     "scheduler_cache_size": ("gauge", ("type",), None),
     "scheduler_event_handling_duration_seconds": ("histogram", ("event",), (0.0001, 2, 12)),
     "ksched_plugin_errors_total": ("counter", ("plugin", "extension_point"), None),
+    "ksched_events_dropped_total": ("counter", ("reason",), None),
+    "ksched_event_series_updates_total": ("counter", (), None),
 }
 
 

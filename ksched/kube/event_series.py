@@ -29,6 +29,9 @@ Differences from upstream, none visible in what reaches the API:
   that nothing is parsed.
 - Upstream puts the server's answer to a refresh back into the cache; the answer carries what
   was sent, so this keeps what it sent.
+- An Event is kept as its key plus its name, namespace, eventTime and note (the fields of
+  client-go's ``makeEvent``) rather than as a whole object; a series' writes rebuild it from
+  those, so a field beyond them would not be repeated there (the scheduler sets none).
 - A series is forgotten once its final PATCH is handed out; upstream keeps one whose PATCH
   failed in transport for the next round, where the client here has already retried it.
 
@@ -114,23 +117,54 @@ class EventWrite:
 
 
 class _Cached:
-    """One recorded Event: the body as first sent, and its series once it repeats."""
+    """One recorded Event, kept as what its key does not hold, and its series once it repeats.
 
-    __slots__ = ("body", "count", "last_observed", "seen")
+    Most Events never repeat (one Scheduled per pod) and each is kept for 6 to 12 minutes, so the
+    body is not: the key has every other field client-go's recorder sets (``makeEvent``).
+    """
 
-    def __init__(self, body: dict[str, Any], seen: float) -> None:
-        self.body = body
+    __slots__ = ("count", "event_time", "last_observed", "name", "namespace", "note", "seen")
+
+    def __init__(self, body: Mapping[str, Any], seen: float) -> None:
+        meta = body.get("metadata") or {}
+        self.name: str = meta.get("name") or ""
+        self.namespace: str = meta.get("namespace") or ""
+        self.event_time: str = body.get("eventTime") or ""
+        self.note: str = body.get("note") or ""
         self.count = 1
         """1 while a singleton; the series count from the first repeat on."""
         self.last_observed = seen
         self.seen = seen
         """When it was first seen: a singleton ends ``finish_s`` after this."""
 
-    def write(self) -> EventWrite:
+    def write(self, key: EventKey) -> EventWrite:
         """The PATCH carrying this series' count (upstream ``createPatchBytesForSeries``: the
-        two-way merge patch from the Event without its series to the Event with it)."""
+        two-way merge patch from the Event without its series to the Event with it), with the
+        whole Event for the POST that replaces a PATCH answered 404."""
+        event_type, action, reason, controller, instance, regarding, related = key
         series = {"count": self.count, "lastObservedTime": _micro_time(self.last_observed)}
-        return EventWrite({**self.body, "series": series}, {"series": series})
+        body: dict[str, Any] = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "eventTime": self.event_time,
+            "series": series,
+            "reportingController": controller,
+            "reportingInstance": instance,
+            "action": action,
+            "reason": reason,
+            "regarding": _ref_dict(regarding),
+            "note": self.note,
+            "type": event_type,
+        }
+        if related != _NO_REF:
+            body["related"] = _ref_dict(related)
+        return EventWrite(body, {"series": series})
+
+
+def _ref_dict(ref: Ref) -> dict[str, str]:
+    """An ObjectReference from its fields, without the empty ones (``omitempty``, as Go writes it)."""
+    return {k: v for k, v in zip(_REF_FIELDS, ref, strict=True) if v}
 
 
 class EventSeriesCache:
@@ -151,7 +185,7 @@ class EventSeriesCache:
     def observe(self, body: dict[str, Any], key: EventKey | None = None) -> EventWrite | None:
         """Record one Event (upstream ``recordToSink``): the write it needs, or None when it only
         added one to an open series. ``key`` is :func:`event_key` of ``body`` when the caller has
-        it already; ``body`` is kept (as the series' Event) and must not change afterwards."""
+        it already."""
         if key is None:
             key = event_key(body)
         now = self.clock()
@@ -162,7 +196,7 @@ class EventSeriesCache:
         cached.count += 1
         cached.last_observed = now
         if cached.count == 2:
-            return cached.write()
+            return cached.write(key)
         return None
 
     def count(self, key: EventKey) -> int:
@@ -179,7 +213,7 @@ class EventSeriesCache:
         for key, cached in self._cache.items():
             if cached.count > 1:
                 if cached.last_observed < horizon:
-                    writes.append(cached.write())
+                    writes.append(cached.write(key))
                     ended.append(key)
             elif cached.seen < horizon:
                 ended.append(key)
@@ -190,7 +224,7 @@ class EventSeriesCache:
     def refresh(self) -> list[EventWrite]:
         """Upstream ``refreshExistingEventSeries``: a PATCH with the current count of every open
         series (they stay cached)."""
-        return [cached.write() for cached in self._cache.values() if cached.count > 1]
+        return [cached.write(key) for key, cached in self._cache.items() if cached.count > 1]
 
 
 __all__ = [

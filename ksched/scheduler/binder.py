@@ -260,8 +260,9 @@ class ApiOutbox:
         """Fold the Event into its series (upstream ``recordToSink``), then queue what that needs.
 
         A new Event that finds the buffer full is dropped before it is cached, so that the cache
-        holds only Events that were sent; a repeat is counted into its series even then (its count
-        reaches the API with the series' next PATCH)."""
+        holds only Events handed to the sender; a repeat is counted into its series even then (its
+        count reaches the API with the series' next PATCH, which POSTs the Event if it never got
+        there)."""
         key = event_key(body)
         if key not in self._series and not self._has_room(body.get("type") == "Warning"):
             self._count_drop(DROP_BUFFER_FULL)

@@ -3,7 +3,8 @@
 Upstream: ``pkg/scheduler/metrics/metrics.go`` and ``profile_metrics.go`` (reference §12). The
 exposed names are upstream's exactly; ``prometheus_client`` adds ``_total`` to a counter's name
 itself, so counters are created from the name without it and the ``*_TOTAL`` constants hold the name
-as exposed. One ksched-only metric, ``ksched_plugin_errors_total``, counts plugin exceptions.
+as exposed. Metrics ksched adds are named ``ksched_*`` (``ksched_plugin_errors_total`` counts plugin
+exceptions).
 
 No side effects at import: :class:`Metrics` creates the collectors on the registry it is given (or
 on a fresh :class:`~prometheus_client.CollectorRegistry`), never on the process-wide default.
@@ -55,6 +56,8 @@ EVENT_HANDLING_DURATION_SECONDS: Final = "scheduler_event_handling_duration_seco
 QUEUEING_HINT_EXECUTION_DURATION_SECONDS: Final = "scheduler_queueing_hint_execution_duration_seconds"
 INFLIGHT_EVENTS: Final = "scheduler_inflight_events"
 PLUGIN_ERRORS_TOTAL: Final = "ksched_plugin_errors_total"
+EVENTS_DROPPED_TOTAL: Final = "ksched_events_dropped_total"
+EVENT_SERIES_UPDATES_TOTAL: Final = "ksched_event_series_updates_total"
 
 # Label values used by upstream.
 RESULT_SCHEDULED: Final = "scheduled"
@@ -139,6 +142,19 @@ class Metrics:
         self._event_metrics()
         for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED):
             self.pending_pods.labels(queue=queue).set(0)
+        # ---- ksched: Events (scheduler/binder.py, kube/event_series.py) ------------------------------
+        self.events_dropped: Counter = self._counter(
+            EVENTS_DROPPED_TOTAL,
+            "Number of Events (ksched) not recorded, by reason: buffer_full, displaced (a queued Normal "
+            "event gave way to a Warning), write_failed.",
+            ("reason",),
+        )
+        self.event_series_updates: Counter = self._counter(
+            EVENT_SERIES_UPDATES_TOTAL,
+            "Number of Events (ksched) that repeated a recently recorded one and were counted into "
+            "its series instead of being created.",
+        )
+        # ---- end ksched: Events ---------------------------------------------------------------------
 
     def _counter(self, name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
         return Counter(_strip_total(name), doc, labels, registry=self.registry)
@@ -425,7 +441,9 @@ class Children(Generic[M]):
 
 __all__ = [
     "CACHE_SIZE",
+    "EVENTS_DROPPED_TOTAL",
     "EVENT_HANDLING_DURATION_SECONDS",
+    "EVENT_SERIES_UPDATES_TOTAL",
     "FRAMEWORK_EXTENSION_POINT_DURATION_SECONDS",
     "GOROUTINES",
     "INFLIGHT_EVENTS",

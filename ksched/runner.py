@@ -49,7 +49,7 @@ from ksched.model.pod import pod_from_dict
 from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
-from ksched.scheduler.binder import ApiOutbox
+from ksched.scheduler.binder import ApiOutbox, OutboxSettings
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.scheduler.loop import Scheduler
@@ -199,7 +199,9 @@ def run(options: RunOptions) -> int:
         if bind_worker is not None:
             io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
             io.add_closer(bind_worker.close)
-        outbox = ApiOutbox(io, client, inbox, bind_worker=bind_worker)
+        # Upstream's events client has its own rate limit, with clientConnection's qps and burst.
+        event_limits = OutboxSettings(event_qps=cc.qps, event_burst=cc.burst)
+        outbox = ApiOutbox(io, client, inbox, event_limits, bind_worker=bind_worker, metrics=metrics)
         instance = socket.gethostname()
         informers = _informers(client, inbox)
         health = Health(leader_election=leader_elect, leading=not leader_elect)

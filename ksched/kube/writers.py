@@ -143,6 +143,44 @@ async def create_event(client: ApiClient, event: dict[str, Any], *, retry: bool 
     return result
 
 
+async def patch_event(client: ApiClient, event: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """Strategic-merge-patch the Event ``event`` names (client-go's ``EventSinkImpl.Patch``).
+
+    The scheduler's patches set ``series`` to absolute values, so the client may repeat one.
+    """
+    meta = event.get("metadata") or {}
+    ns = meta.get("namespace") or "default"
+    path = f"{EVENTS_PATH.format(ns=ns)}/{meta['name']}"
+    result: dict[str, Any] = await client.patch(path, patch, patch_type="strategic")
+    return result
+
+
+async def write_event(client: ApiClient, event: dict[str, Any], series_patch: dict[str, Any] | None) -> None:
+    """Record an Event as client-go's ``recordEvent`` does.
+
+    Without ``series_patch``: POST ``event``; AlreadyExists (a repeat of a POST whose answer was
+    lost) is fine. With it: PATCH the series into the existing Event; if that Event is gone (404:
+    expired, deleted, or its own POST not through yet) POST ``event``, which carries the series;
+    if that POST finds it created meanwhile (409), PATCH once more, as upstream's retry would.
+    Raises :mod:`ksched.errors` exceptions for anything else.
+    """
+    if series_patch is None:
+        try:
+            await create_event(client, event)
+        except Conflict:
+            return
+        return
+    try:
+        await patch_event(client, event, series_patch)
+        return
+    except NotFound:
+        pass
+    try:
+        await create_event(client, event)
+    except Conflict:
+        await patch_event(client, event, series_patch)
+
+
 # -- leases -----------------------------------------------------------------------------------------
 async def get_lease(client: ApiClient, ns: str, name: str) -> dict[str, Any] | None:
     """The Lease, or ``None`` if it does not exist."""

@@ -92,6 +92,11 @@ class Pod:
     preempted_by_scheduler: bool = False
     """Condition ``DisruptionTarget=True`` with reason ``PreemptionByScheduler``: with ``deleting``,
     this pod is a victim already on its way out (upstream ``podTerminatingByPreemption``)."""
+    generation: int = 0
+    """``metadata.generation``: the scheduler writes it as the ``PodScheduled`` condition's
+    ``observedGeneration`` (PodObservedGenerationTracking, GA in 1.35)."""
+    scheduled_observed_generation: int = 0
+    """The ``PodScheduled`` condition's ``observedGeneration`` (0 when absent)."""
 
     @property
     def key(self) -> str:
@@ -287,6 +292,7 @@ def pod_from_dict(raw: Any) -> Pod:
     requests, nonzero, images, ports, container_count = _containers(spec, obj)
     affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
     volumes = parse_pod_volumes(spec.get("volumes"), obj, name)
+    scheduled = _scheduled_condition(status.get("conditions"), obj)
     return Pod(
         uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
         namespace=namespace,
@@ -313,7 +319,7 @@ def pod_from_dict(raw: Any) -> Pod:
         affinity=_inter_pod_terms(affinity),
         topology_spread_constraints=_spread_constraints(spec.get("topologySpreadConstraints"), obj),
         phase=f.string(status.get("phase"), obj, "status.phase"),
-        scheduled_condition=_scheduled_condition(status.get("conditions"), obj),
+        scheduled_condition=scheduled[:3] if scheduled is not None else None,
         resource_version=f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
         volumes=volumes,
         volume_claims=tuple(v.claim for v in volumes if v.uses_claim),
@@ -321,6 +327,8 @@ def pod_from_dict(raw: Any) -> Pod:
         controller=controller_ref(meta, obj) if meta.get("ownerReferences") else None,
         start_time=_timestamp(status.get("startTime"), obj, "status.startTime"),
         preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions"), obj),
+        generation=f.integer(meta.get("generation"), obj, "metadata.generation", lo=0),
+        scheduled_observed_generation=scheduled[3] if scheduled is not None else 0,
     )
 
 
@@ -397,7 +405,8 @@ def _preempted_by_scheduler(raw: Any, obj: str) -> bool:
     return False
 
 
-def _scheduled_condition(raw: Any, obj: str) -> tuple[str, str, str] | None:
+def _scheduled_condition(raw: Any, obj: str) -> tuple[str, str, str, int] | None:
+    """The ``PodScheduled`` condition as (status, reason, message, observedGeneration)."""
     if not raw:
         return None
     for i, c in enumerate(f.sequence(raw, obj, "status.conditions")):
@@ -408,5 +417,6 @@ def _scheduled_condition(raw: Any, obj: str) -> tuple[str, str, str] | None:
                 f.string(cm.get("status"), obj, f"{path}.status"),
                 f.string(cm.get("reason"), obj, f"{path}.reason"),
                 f.string(cm.get("message"), obj, f"{path}.message"),
+                f.integer(cm.get("observedGeneration"), obj, f"{path}.observedGeneration", lo=0),
             )
     return None

@@ -15,9 +15,13 @@ runs it with many requests in flight and puts bind outcomes back in the inbox.
   retried by the client; losing one is not fatal (the next failure writes it again).
 - **Preemptions** (:mod:`ksched.scheduler.preemption`): each victim's ``DisruptionTarget`` patch,
   DELETE and ``Preempted`` event, then a :class:`PreemptionDone` in the inbox.
-- **Events** are best effort: a bounded buffer that drops the newest when full (counted in the
-  log), except that a Warning displaces a queued Normal event; sent at most ``event_qps`` per
-  second. They never slow scheduling.
+- **Events** go through client-go's events broadcaster logic (:mod:`ksched.kube.event_series`):
+  an Event isomorphic to one recorded in the last few minutes joins its series instead of being
+  created again (the second occurrence PATCHes ``series`` into the Event, later ones only count
+  until the series ends or is refreshed). What that leaves to send waits in a bounded buffer that
+  drops the newest when full, except that a Warning displaces a queued Normal write; it is sent
+  at most ``event_qps`` per second. Events are best effort and never slow scheduling; drops and
+  repeats are counted in ``ksched_events_dropped_total`` and ``ksched_event_series_updates_total``.
 """
 
 from __future__ import annotations
@@ -25,20 +29,30 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
+from ksched.kube.event_series import FINISH_TIME_S, REFRESH_TIME_S, EventSeriesCache, EventWrite, event_key
 from ksched.kube.io_thread import IOThread
 from ksched.kube.ratelimit import TokenBucket
-from ksched.kube.writers import bind, create_event, delete_pod, patch_pod_status
+from ksched.kube.writers import bind, delete_pod, patch_pod_status, write_event
+from ksched.metrics import Children, Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler.inbox import BindDone, Inbox
 from ksched.scheduler.preemption import PreemptionJob, carry_out
 
 log = logging.getLogger(__name__)
+
+DROP_BUFFER_FULL: Final = "buffer_full"
+"""``ksched_events_dropped_total`` reason: a new Event (or a series' first PATCH) found the buffer full."""
+DROP_DISPLACED: Final = "displaced"
+"""A queued Normal write made room for a Warning."""
+DROP_WRITE_FAILED: Final = "write_failed"
+"""The API refused the write, or it failed after the client's retries."""
 
 
 class Outbox(Protocol):
@@ -66,9 +80,17 @@ class OutboxSettings:
     """Pooled connections left to everything but bindings and writes: one per informer's watch
     (eight in ``ksched run``) and their relists, with room to spare."""
     event_buffer: int = 1000
-    """Events waiting to be sent; beyond this new events are dropped (upstream's broadcaster too)."""
+    """Event writes waiting to be sent; beyond this new events are dropped (upstream's broadcaster
+    queues at most 1000 per watcher too, ``maxQueuedEvents``)."""
     event_qps: float = 50.0
+    """Event writes per second: kube-scheduler's events client has its own rate limiter with
+    ``clientConnection``'s qps and burst (50 and 100 by default)."""
     event_burst: int = 100
+    event_series_finish_s: float = FINISH_TIME_S
+    """Upstream ``finishTime`` (6 min): a series not observed for this long ends and its final count
+    is written; also how often that is looked for."""
+    event_series_refresh_s: float = REFRESH_TIME_S
+    """Upstream ``refreshTime`` (30 min): how often the count of every open series is written."""
 
 
 class ApiOutbox:
@@ -82,6 +104,8 @@ class ApiOutbox:
         settings: OutboxSettings | None = None,
         *,
         bind_worker: BindWorker | None = None,
+        metrics: Metrics | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.io = io
         self.client = client
@@ -91,10 +115,16 @@ class ApiOutbox:
         self.settings = settings or OutboxSettings()
         self._bind_slots: asyncio.Semaphore | None = None
         self._write_slots: asyncio.Semaphore | None = None
-        self._events: collections.deque[dict[str, Any]] = collections.deque()
+        self._events: collections.deque[EventWrite] = collections.deque()
+        """Event writes waiting for the rate limit (I/O loop; its length is read from the scheduling
+        thread by :meth:`would_drop`)."""
         self._event_wakeup: asyncio.Event | None = None
         self._event_task: asyncio.Task[None] | None = None
+        self._series_task: asyncio.Task[None] | None = None
+        self._series = EventSeriesCache(clock=wall_clock, finish_s=self.settings.event_series_finish_s)
         self._bucket = TokenBucket(self.settings.event_qps, self.settings.event_burst)
+        self._drops = Children(metrics.events_dropped) if metrics is not None else None
+        self._series_updates = metrics.event_series_updates if metrics is not None else None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._patch_tails: dict[str, asyncio.Task[None]] = {}
         """Each pod's latest status patch still running (see :meth:`_start_patch`)."""
@@ -124,6 +154,8 @@ class ApiOutbox:
         if event_type == "Warning" or len(self._events) < self.settings.event_buffer:
             return False
         self.skipped_events += 1
+        if self._drops is not None:
+            self._drops(DROP_BUFFER_FULL).inc()
         if self.skipped_events in (1, 10, 100) or self.skipped_events % 1000 == 0:
             log.warning("event buffer full: %d events not recorded so far", self.skipped_events)
         return True
@@ -225,49 +257,96 @@ class ApiOutbox:
         self._queue_event(body)
 
     def _queue_event(self, body: dict[str, Any]) -> None:
-        if len(self._events) >= self.settings.event_buffer and not self._make_room_for(body):
-            self.dropped_events += 1
-            if self.dropped_events in (1, 10, 100) or self.dropped_events % 1000 == 0:
-                log.warning("event buffer full: %d events dropped so far", self.dropped_events)
+        """Fold the Event into its series (upstream ``recordToSink``), then queue what that needs.
+
+        A new Event that finds the buffer full is dropped before it is cached, so that the cache
+        holds only Events handed to the sender; a repeat is counted into its series even then (its
+        count reaches the API with the series' next PATCH, which POSTs the Event if it never got
+        there)."""
+        key = event_key(body)
+        if key not in self._series and not self._has_room(body.get("type") == "Warning"):
+            self._count_drop(DROP_BUFFER_FULL)
             return
-        self._events.append(body)
+        write = self._series.observe(body, key)
+        if (write is None or write.patch is not None) and self._series_updates is not None:
+            self._series_updates.inc()
+        if write is not None:
+            self._push(write, bounded=True)
+
+    def _has_room(self, warning: bool) -> bool:
+        """A Warning (FailedScheduling: the only place a user reads why a pod is pending) may
+        displace a queued Normal write (Scheduled: spec.nodeName says as much), so a flood of
+        binds cannot silence the failures."""
+        if len(self._events) < self.settings.event_buffer:
+            return True
+        return warning and any(not queued.warning for queued in self._events)
+
+    def _push(self, write: EventWrite, *, bounded: bool) -> None:
+        """Queue ``write`` for the sender; ``bounded=False`` (a series' final or refreshed count,
+        one per series) lets the buffer overflow rather than lose a count no later write carries."""
+        if bounded and len(self._events) >= self.settings.event_buffer:
+            if not self._has_room(write.warning):
+                self._count_drop(DROP_BUFFER_FULL)
+                return
+            for i, queued in enumerate(self._events):
+                if not queued.warning:
+                    del self._events[i]
+                    self._count_drop(DROP_DISPLACED)
+                    break
+        self._events.append(write)
         if self._event_task is None:
             self._event_wakeup = asyncio.Event()
-            self._event_task = asyncio.get_running_loop().create_task(self._send_events())
+            loop = asyncio.get_running_loop()
+            self._event_task = loop.create_task(self._send_events())
+            self._series_task = loop.create_task(self._tick_series())
         assert self._event_wakeup is not None
         self._event_wakeup.set()
 
-    def _make_room_for(self, body: dict[str, Any]) -> bool:
-        """A Warning (FailedScheduling: the only place a user reads why a pod is pending) displaces
-        the oldest queued Normal event (Scheduled: spec.nodeName says as much) instead of being
-        dropped; a flood of binds then cannot silence the failures."""
-        if body.get("type") != "Warning":
-            return False
-        for i, queued in enumerate(self._events):
-            if queued.get("type") != "Warning":
-                del self._events[i]
-                self.dropped_events += 1
-                return True
-        return False
+    def _count_drop(self, reason: str) -> None:
+        self.dropped_events += 1
+        if self._drops is not None:
+            self._drops(reason).inc()
+        if self.dropped_events in (1, 10, 100) or self.dropped_events % 1000 == 0:
+            log.warning("events not recorded so far: %d (last: %s)", self.dropped_events, reason)
 
     async def _send_events(self) -> None:
         assert self._event_wakeup is not None
         while True:
             while self._events:
                 await self._bucket.acquire()
-                body = self._events.popleft()
-                self._spawn(self._send_event(body))
+                write = self._events.popleft()
+                self._spawn(self._send_event(write))
             self._event_wakeup.clear()
             await self._event_wakeup.wait()
 
-    async def _send_event(self, body: dict[str, Any]) -> None:
+    async def _send_event(self, write: EventWrite) -> None:
         if self._write_slots is None:
             self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
         async with self._write_slots:
             try:
-                await create_event(self.client, body)
+                await write_event(self.client, write.body, write.patch)
             except Exception as exc:
-                log.debug("event %s not recorded: %s", body.get("reason"), exc)
+                self._count_drop(DROP_WRITE_FAILED)
+                log.debug("event %s not recorded: %s", write.reason, exc)
+
+    async def _tick_series(self) -> None:
+        """Upstream's two tickers: ``finishSeries`` every ``event_series_finish_s`` and
+        ``refreshExistingEventSeries`` every ``event_series_refresh_s``."""
+        loop = asyncio.get_running_loop()
+        finish_s, refresh_s = self.settings.event_series_finish_s, self.settings.event_series_refresh_s
+        next_finish, next_refresh = loop.time() + finish_s, loop.time() + refresh_s
+        while True:
+            await asyncio.sleep(max(0.0, min(next_finish, next_refresh) - loop.time()))
+            now = loop.time()
+            writes: list[EventWrite] = []
+            if now >= next_finish:
+                writes += self._series.finish()
+                next_finish = now + finish_s
+            if now >= next_refresh:
+                writes += self._series.refresh()
+                next_refresh = now + refresh_s
+            for write in writes:
+                self._push(write, bounded=False)
 
     async def drain(self, timeout_s: float) -> None:
         """Wait (on the I/O loop) for in-flight binds and writes, at most ``timeout_s``."""
@@ -276,7 +355,8 @@ class ApiOutbox:
             await asyncio.wait(pending, timeout=timeout_s)
 
     async def close(self) -> None:
-        if self._event_task is not None:
-            self._event_task.cancel()
-            await asyncio.gather(self._event_task, return_exceptions=True)
-            self._event_task = None
+        tasks = [t for t in (self._event_task, self._series_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._event_task = self._series_task = None

@@ -5,7 +5,12 @@ NODE`` on success; ``FailedScheduling`` with the FitError message on failure, th
 truncated to 1024 bytes with a trailing `` ...``, the condition carrying the full message; reason
 ``Unschedulable`` for rejections and ``SchedulerError`` for everything else. Events are written
 through ``events.k8s.io/v1`` with the profile's scheduler name as the reporting controller, as
-kube-scheduler's event recorder does.
+kube-scheduler's event recorder does; ``regarding`` is the pod's reference with its
+resourceVersion (client-go's ``GetReference``). The outbox folds repeats into series by that
+reference (:mod:`ksched.kube.event_series`), so a pod's first FailedScheduling (before the
+scheduler's own status patch changed the pod) and its later ones are two Events, as with
+kube-scheduler. The ``PodScheduled`` patch follows ``UpdatePodCondition``: see
+:func:`scheduled_condition`.
 
 :class:`Reporter` builds them and hands them to the outbox, which sends them without ever
 blocking scheduling.
@@ -28,6 +33,7 @@ EVENT_SCHEDULED: Final = "Scheduled"
 EVENT_FAILED_SCHEDULING: Final = "FailedScheduling"
 ACTION_BINDING: Final = "Binding"
 ACTION_SCHEDULING: Final = "Scheduling"
+POD_SCHEDULED: Final = "PodScheduled"
 
 Failure = tuple[str, str, set[str]]
 """(condition reason, message, rejecting plugins): how the loop reports a pod that was not placed."""
@@ -59,11 +65,67 @@ def deleting_message(pod: Pod) -> str:
     return f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
 
 
-def scheduled_condition_patch(pod: Pod, reason: str, message: str, now: float) -> dict[str, Any] | None:
-    """Strategic merge patch setting ``PodScheduled=False``; None when the pod already says so."""
-    if pod.scheduled_condition == ("False", reason, message):
+def scheduled_condition(pod: Pod, reason: str, message: str, now: float) -> tuple[bool, dict[str, Any]]:
+    """``PodScheduled=False`` with ``reason``/``message`` against the pod's current condition, as
+    upstream's ``UpdatePodCondition`` and ``PatchPodStatus`` (a two-way strategic merge patch)
+    treat it: (whether the condition changes, the condition's entry in the patch).
+
+    - No condition yet: the whole condition, ``lastTransitionTime`` now, ``lastProbeTime`` null.
+    - A condition whose status differs: ``lastTransitionTime`` is now; with the same status it
+      keeps the old one, so the patch leaves it out.
+    - Only fields that differ are in the entry (with the merge key ``type``): the status,
+      reason, message, and ``observedGeneration``, which is the pod's ``metadata.generation``
+      (PodObservedGenerationTracking is GA in 1.35). ``lastProbeTime`` is never set by the
+      scheduler or the API server, so an existing condition's is null already.
+    - Whether it changes ignores ``observedGeneration``, as upstream's comparison does: a new
+      generation alone writes nothing.
+    """
+    old = pod.scheduled_condition
+    generation = pod.generation
+    if old is None:
+        entry: dict[str, Any] = {
+            "type": POD_SCHEDULED,
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": rfc3339(now),
+        }
+        if generation:
+            entry["observedGeneration"] = generation
+        return True, entry
+    status, old_reason, old_message = old
+    entry = {"type": POD_SCHEDULED}
+    if status != "False":
+        entry["status"] = "False"
+        entry["lastTransitionTime"] = rfc3339(now)
+    if reason != old_reason:
+        entry["reason"] = reason
+    if message != old_message:
+        entry["message"] = message
+    changed = len(entry) > 1
+    if generation != pod.scheduled_observed_generation:
+        entry["observedGeneration"] = generation or None
+    return changed, entry
+
+
+def scheduled_condition_patch(
+    pod: Pod, reason: str, message: str, now: float, *, nominated: str | None = None
+) -> dict[str, Any] | None:
+    """The status patch upstream's ``updatePod`` sends after a failed attempt, or None when it
+    sends none: neither the condition (:func:`scheduled_condition`) nor the nominated node
+    changes. ``nominated`` (NominatingInfo in Override mode) sets ``status.nominatedNodeName``
+    when it differs from the pod's (``""`` removes it); None leaves it alone."""
+    changed, entry = scheduled_condition(pod, reason, message, now)
+    renominate = nominated is not None and nominated != pod.nominated_node_name
+    if not changed and not renominate:
         return None
-    return _condition(reason, message, now)
+    status: dict[str, Any] = {}
+    if len(entry) > 1:
+        status["conditions"] = [entry]
+    if renominate:
+        status["nominatedNodeName"] = nominated or None
+    return {"status": status}
 
 
 class PodLike(Protocol):
@@ -101,8 +163,9 @@ class Reporter:
         the Scheduled events far outrun the event rate limit)."""
         if self._would_drop(event_type):
             return
+        version = pod.resource_version if isinstance(pod, Pod) else ""
         body = event_body(
-            regarding=pod_reference(pod.namespace, pod.name, pod.uid),
+            regarding=pod_reference(pod.namespace, pod.name, pod.uid, version),
             reason=reason,
             note=truncate_note(note),
             action=action,
@@ -120,11 +183,7 @@ class Reporter:
         ``status.nominatedNodeName`` when it differs from the pod's (``""`` removes it); None
         leaves the field alone.
         """
-        patch = scheduled_condition_patch(pod, reason, message, self.wall_clock())
-        if nominated is not None and nominated != pod.nominated_node_name:
-            if patch is None:
-                patch = {"status": {}}
-            patch["status"]["nominatedNodeName"] = nominated or None
+        patch = scheduled_condition_patch(pod, reason, message, self.wall_clock(), nominated=nominated)
         if patch is not None:
             self.sink.patch_status(pod, patch)
 
@@ -140,11 +199,12 @@ class Reporter:
 
 
 def _condition(reason: str, message: str, now: float) -> dict[str, Any]:
+    """The whole ``PodScheduled=False`` condition, for a pod whose current one is not known."""
     return {
         "status": {
             "conditions": [
                 {
-                    "type": "PodScheduled",
+                    "type": POD_SCHEDULED,
                     "status": "False",
                     "reason": reason,
                     "message": message,

@@ -4,7 +4,8 @@ An in-memory API server over real HTTP (aiohttp), so the scheduler under test us
 client path: a versioned store with list/watch (one resourceVersion counter, bookmarks, a bounded
 history answering 410 Expired), label/field selectors, pagination, ``pods/binding`` (409 when already
 bound), status patches, graceful deletes, Leases with optimistic concurrency, Events (one resource served
-as core/v1 and events.k8s.io/v1, converted as upstream), PDBs with eviction, namespaces and the
+as core/v1 and events.k8s.io/v1, converted as upstream; events.k8s.io writes validated as upstream, series
+included), PDBs with eviction, namespaces and the
 discovery endpoints ``kubectl`` needs, and the storage API (PVs, PVCs, StorageClasses, CSI objects,
 defaulted, admitted and validated as kube-apiserver does). Around it: a kubelet stand-in (bound pods
 become Running), stand-ins for the PV controller, a CSI provisioner and the ephemeral volume

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from ksched.sim import _events as events_api
 from ksched.sim import _status as st
 from ksched.sim import _storage_api as storage_api
 from ksched.sim._clock import Clock, SystemClock, rfc3339
@@ -328,6 +329,8 @@ class Store:
             meta["creationTimestamp"] = rfc3339(self.clock.now())
             meta.pop("deletionTimestamp", None)
             _apply_defaults(t.rtype, obj)
+            if rtype.key == events_api.EVENTS_V1:
+                events_api.validate_create(obj)
             if t.rtype.key in storage_api.KINDS:
                 storage_api.admit_create(
                     t.rtype, obj, now=meta["creationTimestamp"], classes=self._storage_classes
@@ -357,6 +360,8 @@ class Store:
             if new is None or new is view:
                 return view
             new = to_storage(rtype, new)
+            if rtype.key == events_api.EVENTS_V1:
+                events_api.validate_update(new, cur)
             if rtype.key in storage_api.KINDS:
                 storage_api.admit_update(rtype, new, cur, now=rfc3339(self.clock.now()))
             if new is cur or _same(new, cur):

@@ -7,37 +7,61 @@ pods carried a condition but no event. A Warning now displaces the oldest queued
 
 from __future__ import annotations
 
-import collections
-from typing import Any
+import asyncio
+from collections.abc import Callable
+from typing import Any, cast
 
+from ksched.kube import ApiClient, IOThread
 from ksched.scheduler.binder import ApiOutbox, OutboxSettings
+from ksched.scheduler.inbox import Inbox
 from ksched.scheduler.reporting import Reporter
 from tests.builders import pod
 
 
 def _outbox(size: int) -> ApiOutbox:
-    box = object.__new__(ApiOutbox)  # only the buffer is exercised; no I/O thread needed
-    box.settings = OutboxSettings(event_buffer=size)
-    box._events = collections.deque()
-    box.dropped_events = 0
-    box.skipped_events = 0
-    return box
+    """Only the buffer is exercised: no I/O thread, no client, and a rate limit that lets the
+    sender take nothing before the test has looked."""
+    settings = OutboxSettings(event_buffer=size, event_qps=0.001, event_burst=1)
+    return ApiOutbox(cast(IOThread, None), cast(ApiClient, None), Inbox(), settings)
+
+
+def _event(event_type: str, n: int) -> dict[str, Any]:
+    return {"type": event_type, "reason": "r", "n": n, "regarding": {"kind": "Pod", "name": f"p{n}"}}
+
+
+def _queued(box: ApiOutbox, *events: dict[str, Any], then: Callable[[], Any] = lambda: None) -> list[int]:
+    """Hand ``events`` to the outbox on a loop and return the ``n`` of what waits to be sent."""
+
+    async def run() -> list[int]:
+        box.record_event(_event("Normal", 0))  # taken at once by the sender (the one token)
+        await asyncio.sleep(0.01)
+        for ev in events:
+            box.record_event(ev)
+        then()
+        queued = [w.body["n"] for w in box._events]
+        await box.close()
+        return queued
+
+    return asyncio.run(run())
 
 
 def test_chaos_events_warning_displaces_oldest_normal() -> None:
     box = _outbox(3)
-    box._events.extend([{"type": "Normal", "n": 1}, {"type": "Warning", "n": 2}, {"type": "Normal", "n": 3}])
-    assert box._make_room_for({"type": "Warning", "n": 4})
-    assert [e["n"] for e in box._events] == [2, 3]
-    assert box.dropped_events == 1
-    assert not box._make_room_for({"type": "Normal", "n": 5})  # a Normal event is still just dropped
+    queued = _queued(
+        box,
+        _event("Normal", 1),
+        _event("Warning", 2),
+        _event("Normal", 3),
+        _event("Warning", 4),
+        _event("Normal", 5),  # a Normal event is still just dropped
+    )
+    assert queued == [2, 3, 4]
+    assert box.dropped_events == 3  # 1 displaced, 5 dropped, and 0 failed to send (no client here)
 
 
 def test_chaos_events_buffer_of_warnings_stays() -> None:
     box = _outbox(2)
-    box._events.extend([{"type": "Warning", "n": 1}, {"type": "Warning", "n": 2}])
-    assert not box._make_room_for({"type": "Warning", "n": 3})
-    assert [e["n"] for e in box._events] == [1, 2]
+    assert _queued(box, _event("Warning", 1), _event("Warning", 2), _event("Warning", 3)) == [1, 2]
 
 
 def test_chaos_events_not_built_when_the_buffer_is_full() -> None:
@@ -49,10 +73,13 @@ def test_chaos_events_not_built_when_the_buffer_is_full() -> None:
     box.event = handed.append  # type: ignore[method-assign]  # what the I/O loop would be given
     reporter = Reporter(box, wall_clock=lambda: 0.0, instance="test")
     p = pod(name="p", uid="u")
+
+    def report() -> None:
+        reporter.event(p, "default-scheduler", "Normal", "Scheduled", "Binding", "bound")
+        assert len(handed) == 1 and box.skipped_events == 1  # full: not built
+        reporter.event(p, "default-scheduler", "Warning", "FailedScheduling", "Scheduling", "no nodes")
+
     reporter.event(p, "default-scheduler", "Normal", "Scheduled", "Binding", "bound")
     assert len(handed) == 1 and box.skipped_events == 0  # room: built and handed over
-    box._events.extend([{"type": "Normal", "n": 1}, {"type": "Normal", "n": 2}])
-    reporter.event(p, "default-scheduler", "Normal", "Scheduled", "Binding", "bound")
-    assert len(handed) == 1 and box.skipped_events == 1  # full: not built
-    reporter.event(p, "default-scheduler", "Warning", "FailedScheduling", "Scheduling", "no nodes")
+    _queued(box, _event("Normal", 1), _event("Normal", 2), then=report)
     assert [e["type"] for e in handed] == ["Normal", "Warning"]

@@ -37,6 +37,8 @@ EXPECTED = {
         "histogram", ("plugin", "event", "hint"), (0.00001, 1.5, 20)),
     "scheduler_inflight_events": ("gauge", ("event",), None),
     "ksched_plugin_errors_total": ("counter", ("plugin", "extension_point"), None),
+    "ksched_events_dropped_total": ("counter", ("reason",), None),
+    "ksched_event_series_updates_total": ("counter", (), None),
 }
 
 

@@ -5,8 +5,9 @@ Two sources of truth, both read from the code, never restated here:
 - dynamic: `ksched run`, started as the Deployment starts it, runs against an embedded cluster that
   records every request (deploy_harness.RequestLog) through scenarios that make it use each kind of
   call: informers, bindings, a binding refused with 409 (the pod is read back), an unschedulable pod
-  (FailedScheduling event, PodScheduled patch), a pod that fits only by preempting another (the
-  victim deleted, statuses patched), lease create/renew and the release on SIGTERM;
+  (FailedScheduling event, PodScheduled patch; retried until its Event gets a series), a pod that
+  fits only by preempting another (the victim deleted, statuses patched), lease create/renew and the
+  release on SIGTERM;
 - static: the informer list of ksched/runner.py, so a list/watch permission cannot drift even for a
   resource no scenario happens to touch.
 
@@ -16,6 +17,7 @@ code; the dynamic test fails as soon as the code justifies an entry, so that it 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -86,6 +88,7 @@ def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
     # Nothing fits: a FailedScheduling event and the PodScheduled=False condition.
     sim.add_pods(1, pod_template(cpu="64", memory="100Mi", scheduler_name="ksched"), name_prefix="huge-")
     wait_until(lambda: _event_about(sim, "huge-0", "FailedScheduling"), what="FailedScheduling for huge-0")
+    _repeat_failures(sim, log, "huge-0")
     # A binding refused with 409: ksched reads the pod back to see whether the binding was its own.
     sim.faults.configure(FaultConfig(binding_conflict_rate=1.0))
     sim.add_pods(1, small, name_prefix="conflict-")
@@ -111,6 +114,27 @@ def _run_scenarios(sim: SimCluster, log: RequestLog, replica: Replica) -> None:
         what="a Lease renewal",
     )
     assert replica.terminate() == 0, replica.log()
+
+
+def _repeat_failures(sim: SimCluster, log: RequestLog, name: str) -> None:
+    """Make the unschedulable pod fail again until its FailedScheduling Event gets a series (a
+    PATCH): each deleted bound pod is a cluster event that retries it, failing the same way."""
+    fillers = [f"filler-{i}" for i in range(4)]
+    for filler in fillers:
+        body = pod_template(cpu="10m", memory="10Mi")
+        body["metadata"] = {"name": filler}
+        body["spec"]["nodeName"] = "node-0"
+        sim.store.create("pods", body, namespace="default")
+
+    def patched() -> bool:
+        return any(c.verb == "patch" and c.resource == "events" for c in log.calls)
+
+    for filler in fillers:
+        time.sleep(0.5)  # one retry per deletion, not several folded into one
+        sim.store.delete("pods", filler, "default", grace_period_s=0)
+        if patched():
+            break
+    wait_until(patched, what=f"the series PATCH of {name}'s FailedScheduling Event")
 
 
 def _volume_scenarios(sim: SimCluster, log: RequestLog) -> None:

@@ -17,6 +17,7 @@ import gc
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +50,7 @@ from ksched.sim import SimCluster
 from ksched.sim._resources import BY_KEY
 
 ROOT = Path(__file__).resolve().parents[3]
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 T = TypeVar("T")
 EVENTS_V1 = BY_KEY["events.events.k8s.io"]
 
@@ -105,7 +107,13 @@ class InProcessScheduler:
     """``ksched.runner.run`` minus the signal handlers and the health server, on a background thread."""
 
     def __init__(
-        self, kubeconfig: Path, config_path: Path, *, seed: int = 0, page_size: int | None = None
+        self,
+        kubeconfig: Path,
+        config_path: Path,
+        *,
+        seed: int = 0,
+        page_size: int | None = None,
+        outbox_settings: OutboxSettings | None = None,
     ) -> None:
         config = load_config(str(config_path))
         self.config = config
@@ -118,8 +126,8 @@ class InProcessScheduler:
             self.client = self.io.client(load_connection(str(kubeconfig)), qps=cc.qps, burst=cc.burst)
             # Events are sent fast so that stop() can wait until every one has been sent (the default
             # 50/s would leave a backlog of Scheduled events to cancel at shutdown).
-            settings = OutboxSettings(event_qps=100_000.0, event_burst=100_000)
-            self.outbox = ApiOutbox(self.io, self.client, self.inbox, settings)
+            settings = outbox_settings or OutboxSettings(event_qps=100_000.0, event_burst=100_000)
+            self.outbox = ApiOutbox(self.io, self.client, self.inbox, settings, metrics=self.metrics)
             # As the runner builds them: binding-cycle plugins (VolumeBinding) write through the client.
             services = HandleServices(
                 client=PluginApiClient(self.io, self.client, leading=lambda: True),
@@ -294,6 +302,19 @@ def metric_value(text: str, name: str, **labels: str) -> float:
         if all(got.get(k) == v for k, v in labels.items()):
             total += float(m.group(2))
     return total
+
+
+def kubectl(kubeconfig: Path, *args: str) -> str:
+    """The real ``kubectl`` against the cluster of ``kubeconfig``; its stdout (fails on an error)."""
+    proc = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 0, f"kubectl {' '.join(args)} failed: {proc.stderr}"
+    return proc.stdout
 
 
 # ---------------------------------------------------------------------------------------------- sim checks

@@ -72,8 +72,6 @@ def test_events_v1_create_read_through_core(sim: SimCluster) -> None:
             pod,
             related={"kind": "Node", "name": "node-1"},
             series={"count": 3, "lastObservedTime": "2025-01-02T03:05:00.000000Z"},
-            deprecatedCount=4,
-            deprecatedSource={"component": "old-scheduler", "host": "h0"},
             message="not an events.k8s.io field: dropped",
         ),
     )
@@ -87,8 +85,7 @@ def test_events_v1_create_read_through_core(sim: SimCluster) -> None:
     assert core["message"] == "Successfully assigned default/web-1 to node-1" and "note" not in core
     assert core["reportingComponent"] == "default-scheduler" and "reportingController" not in core
     assert core["reportingInstance"] == "default-scheduler-host-1"
-    assert core["source"] == {"component": "old-scheduler", "host": "h0"} and core["count"] == 4
-    assert "deprecatedSource" not in core and "deprecatedCount" not in core
+    assert "source" not in core and "count" not in core  # not derived from reportingController/series
     for same in ("eventTime", "action", "reason", "type", "series", "related"):
         assert core[same] == created[same], same
     assert core["metadata"] == created["metadata"]  # one object: same uid and resourceVersion
@@ -150,10 +147,15 @@ def test_patch_and_delete_across_versions(sim: SimCluster) -> None:
     )
     assert code == 200 and ev["deprecatedCount"] == 2 and ev["series"]["count"] == 2, ev
     assert int(ev["metadata"]["resourceVersion"]) > int(core["metadata"]["resourceVersion"])
-    # a PUT of the events.k8s.io view round-trips
-    code, _, put = request(sim.url, "PUT", f"{EV1}/{name}", json.dumps({**ev, "note": "edited"}))
-    assert code == 200 and put["note"] == "edited", put
-    assert sim.store.get("events", name, "default")["message"] == "edited"
+    # a PUT of the events.k8s.io view round-trips; its note is immutable there (not through core/v1)
+    labelled = {**ev, "metadata": {**ev["metadata"], "labels": {"a": "b"}}}
+    code, _, put = request(sim.url, "PUT", f"{EV1}/{name}", json.dumps(labelled))
+    assert code == 200 and put["metadata"]["labels"] == {"a": "b"}, put
+    code, _, bad = request(sim.url, "PUT", f"{EV1}/{name}", json.dumps({**put, "note": "edited"}))
+    assert code == 422 and bad["details"]["causes"][0]["field"] == "message", bad
+    code, _, core = request(sim.url, "GET", f"{CORE}/{name}")
+    code, _, put = request(sim.url, "PUT", f"{CORE}/{name}", json.dumps({**core, "message": "edited"}))
+    assert code == 200 and sim.store.get("events", name, "default")["message"] == "edited", put
     # delete through core/v1: gone from events.k8s.io/v1 too
     code, _, gone = request(sim.url, "DELETE", f"{CORE}/{name}")
     assert code == 200 and gone["involvedObject"]["name"] == "web-1"
@@ -271,3 +273,102 @@ def test_kubectl_get_events_and_describe_pod(sim: SimCluster, kubeconfig: Path) 
     assert "Scheduled" in events_part and "default-scheduler" in events_part
     assert "Successfully assigned default/web-1 to node-1" in events_part
     assert "<none>" in kubectl(kubeconfig, "describe", "pod", "other").split("Events:", 1)[1]
+
+
+# -- events.k8s.io/v1 validation (pkg/apis/core/validation/events.go) ----------------------------------
+LONG = "x" * 129
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        pytest.param({}, None, id="a valid event"),
+        pytest.param({"eventTime": None}, "eventTime", id="eventTime is required"),
+        pytest.param({"type": "Unknown"}, "type", id="type is Normal or Warning"),
+        pytest.param({"deprecatedCount": 2}, "count", id="deprecatedCount must be unset"),
+        pytest.param({"deprecatedSource": {"component": "c"}}, "source", id="deprecatedSource must be unset"),
+        pytest.param(
+            {"deprecatedFirstTimestamp": "2025-01-02T03:04:05Z"},
+            "firstTimestamp",
+            id="deprecatedFirstTimestamp must be unset",
+        ),
+        pytest.param(
+            {"series": {"count": 1, "lastObservedTime": "2025-01-02T03:05:00.000000Z"}},
+            "series.count",
+            id="a series counts at least 2",
+        ),
+        pytest.param({"series": {"count": 2}}, "series.lastObservedTime", id="a series has lastObservedTime"),
+        pytest.param({"reportingController": None}, "reportingController", id="reportingController required"),
+        pytest.param(
+            {"reportingController": "not/a/qualified/name"},
+            "reportingController",
+            id="reportingController is a qualified name",
+        ),
+        pytest.param({"reportingInstance": None}, "reportingInstance", id="reportingInstance required"),
+        pytest.param({"reportingInstance": LONG}, "reportingInstance", id="reportingInstance at most 128"),
+        pytest.param({"action": None}, "action", id="action required"),
+        pytest.param({"reason": LONG}, "reason", id="reason at most 128"),
+        pytest.param({"note": "n" * 1025}, "message", id="note at most 1024"),
+        pytest.param({"metadata": {"name": "Not_A_Name"}}, "metadata.name", id="name is a DNS subdomain"),
+    ],
+)
+def test_events_v1_create_validation(sim: SimCluster, change: dict[str, Any], field: str | None) -> None:
+    body = _v1_event(_pod(sim))
+    for k, v in change.items():
+        if v is None:
+            body.pop(k)
+        else:
+            body[k] = v
+    code, _, got = request(sim.url, "POST", EV1, json.dumps(body))
+    if field is None:
+        assert code == 201, got
+        return
+    assert code == 422, got
+    assert {c["field"] for c in got["details"]["causes"]} == {field}, got  # upstream may list several
+    assert got["details"]["group"] == "events.k8s.io" and got["reason"] == "Invalid"
+
+
+def test_core_v1_keeps_the_lenient_rules(sim: SimCluster) -> None:
+    """Upstream validates core/v1 writes with the legacy rules only (backwards compatibility)."""
+    body = _v1_event(_pod(sim))
+    core = {
+        "metadata": body["metadata"],
+        "involvedObject": body["regarding"],
+        "reason": "Pulled",
+        "message": "m",
+        "count": 3,
+        "source": {"component": "kubelet"},
+    }
+    code, _, got = request(sim.url, "POST", CORE, json.dumps(core))
+    assert code == 201, got
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        pytest.param(
+            {"series": {"count": 5, "lastObservedTime": "2025-01-02T03:06:00.000000Z"}},
+            None,
+            id="the series may change",
+        ),
+        pytest.param({"metadata": {"labels": {"a": "b"}}}, None, id="so may metadata"),
+        pytest.param(
+            {"series": {"count": 1, "lastObservedTime": "2025-01-02T03:06:00.000000Z"}},
+            "series.count",
+            id="a changed series is validated",
+        ),
+        pytest.param({"note": "other"}, "message", id="the note is immutable"),
+        pytest.param({"reason": "Other"}, "reason", id="the reason is immutable"),
+        pytest.param({"reportingController": "other"}, "reportingController", id="the controller too"),
+        pytest.param({"regarding": {"kind": "Pod", "name": "x"}}, "involvedObject", id="and regarding"),
+    ],
+)
+def test_events_v1_update_validation(sim: SimCluster, patch: dict[str, Any], field: str | None) -> None:
+    name = _post(sim, EV1, _v1_event(_pod(sim)))["metadata"]["name"]
+    code, _, got = request(
+        sim.url, "PATCH", f"{EV1}/{name}", json.dumps(patch), "application/strategic-merge-patch+json"
+    )
+    if field is None:
+        assert code == 200, got
+        return
+    assert code == 422 and [c["field"] for c in got["details"]["causes"]] == [field], got

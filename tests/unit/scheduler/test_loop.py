@@ -234,12 +234,17 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
         sched.inbox.put(kev.Upserted("pods", pending(f"p{i}", cpu="100m")))
     sched.run(until=lambda s: len(outbox.binds) == 20)
     text = generate_latest(metrics.registry).decode()
-    # Every cycle reports its extension points, Filter once over all nodes (findNodesThatPassFilters).
+    # Every cycle reports its extension points, Filter once over all nodes (findNodesThatPassFilters),
+    # and the binding cycle's points before Bind also when no plugin has work for the pod.
     for point, status in (
         ("PreFilter", "Success"),
         ("Filter", "Success"),
         ("PreScore", "Success"),
         ("Score", "Success"),
+        ("Reserve", "Success"),
+        ("Permit", "Success"),
+        ("PreBindPreFlight", "Skip"),
+        ("PreBind", "Success"),
     ):
         assert (
             f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="{point}",'

@@ -17,6 +17,12 @@ nodes even if the walk never reaches it (:func:`processed_with_nominated`).
 A profile that leaves ``percentageOfNodesToScore`` unset (and no global value) scores every
 feasible node, ksched's default: its cycles process every node, so they move the shared start
 index only when a PreFilter result narrowed the nodes, as upstream's would.
+
+Not the same: upstream walks the nodes of a PreFilter result in Go map order (random); here they go
+in node-tree order, one of the orders upstream may take. Upstream filters the nominated node even
+when a PreFilter result leaves it out; the Filter pass here starts from that result, so such a node
+fails (PreFilter results and the plugins' own Filters agree in practice). A Filter plugin error
+leaves the start index where it was (upstream's depends on how far its workers got).
 """
 
 from __future__ import annotations

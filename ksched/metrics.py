@@ -535,11 +535,12 @@ class FrameworkMetrics:
     plugin durations, plugin evaluations and out-of-tree plugin failures, with children looked up
     once per label set."""
 
-    __slots__ = ("_errors", "_evaluations", "_plugins", "_point_children", "_points")
+    __slots__ = ("_errors", "_evaluations", "_plugins", "_point_children", "_point_groups", "_points")
 
     def __init__(self, metrics: Metrics) -> None:
         self._points = metrics.framework_extension_point_duration
         self._point_children: dict[tuple[str, str, str], CycleHistogramChild] = {}
+        self._point_groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[CycleHistogramChild]] = {}
         self._plugins = metrics.plugin_execution_duration
         self._evaluations = metrics.plugin_evaluation
         self._errors = Children(metrics.plugin_errors)
@@ -552,6 +553,19 @@ class FrameworkMetrics:
             child = self._point_children[key] = self._points.labels(*key)
         child.counts[bisect_left(child.bounds, seconds)] += 1
         child.sum += seconds
+
+    def extension_points(
+        self, profile: str, points: tuple[str, ...], statuses: tuple[str, ...], seconds: float
+    ) -> None:
+        # Once per pod for the binding cycle's points: the children of the group are looked up once.
+        key = (profile, points, statuses)
+        children = self._point_groups.get(key)
+        if children is None:
+            pairs = zip(points, statuses, strict=True)
+            children = self._point_groups[key] = [self._points.labels(p, s, profile) for p, s in pairs]
+        for child in children:
+            child.counts[bisect_left(child.bounds, seconds)] += 1
+            child.sum += seconds
 
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self._plugins.labels(plugin, point, status).observe(seconds)

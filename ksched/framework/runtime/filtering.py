@@ -46,7 +46,8 @@ class Fit:
     """The Filter plugins that ran, in order (preemption asks whether all are row-local)."""
     reached: list[int]
     """For each plugin in ``ran``: how many rows were still feasible when it ran (upstream calls a
-    Filter plugin once per node that passed the plugins before it)."""
+    Filter plugin once per node that passed the plugins before it). The runner has counted them as
+    the plugins' evaluations; a cycle that processed other nodes corrects the counts."""
     failures: list[np.ndarray | None]
     """For each plugin in ``ran``: its failure bits per row (None: every row passed)."""
     narrowed: np.ndarray | None = None
@@ -76,12 +77,15 @@ def run_filters(
     reached: list[int] = []
     failures: list[np.ndarray | None] = []
     left = len(cluster.nodes) if start is valid else int(np.count_nonzero(start))
+    evaluated = timer.evaluations.filter
     for plugin in plugins:
         name = plugin.name
         if name in skip:
             continue
         ran.append(name)
-        reached.append(left if count < 0 else count)
+        judged = left if count < 0 else count
+        reached.append(judged)
+        evaluated[name] += judged
         try:
             t0 = time.perf_counter() if sampled else 0.0
             fr = plugin.filter(state, pod, cluster)

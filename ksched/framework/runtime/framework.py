@@ -43,7 +43,7 @@ from ksched.framework.runtime import binding
 from ksched.framework.runtime.filtering import Fit, reached_on, run_filters, with_nominated_pods
 from ksched.framework.runtime.postfilter import run_post_filter
 from ksched.framework.runtime.prefilter import run_pre_filter
-from ksched.framework.runtime.sampling import StartIndex, count_evaluations, keep_found
+from ksched.framework.runtime.sampling import StartIndex, keep_found, recount_evaluations
 from ksched.framework.runtime.scoring import run_pre_score, run_score
 from ksched.framework.runtime.select import select_row
 from ksched.framework.runtime.timing import UNNEEDED_BINDING_POINTS, CycleTimer, FrameworkRecorder
@@ -164,10 +164,12 @@ class Framework:
         if nominated_row is not None and fit.feasible[nominated_row] and not explain:
             # Upstream filters the nominated node first; when it passes, it is the only node looked at.
             on_nominated = reached_on(fit, np.array([nominated_row]))
-            count_evaluations(self.timer.evaluations.filter, fit.ran, on_nominated)
+            recount_evaluations(self.timer.evaluations.filter, fit, on_nominated)
             return _selected(result, nominated_row, cluster)
         failed = nominated_row if nominated_row is not None and not fit.feasible[nominated_row] else None
-        limited = self._search(fit, cluster, result.num_all_nodes, failed)
+        limited = False
+        if self.percentage_of_nodes_to_score is not None or fit.narrowed is not None or failed is not None:
+            limited = self._search(fit, cluster, result.num_all_nodes, failed)
         if fit.count == 0:
             result.status = Status(Code.UNSCHEDULABLE)
             return result

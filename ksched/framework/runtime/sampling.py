@@ -111,14 +111,16 @@ def keep_found(
     failed_nominated: int | None,
 ) -> bool:
     """Keep the feasible rows of ``fit`` that upstream's walk keeps, advance ``start_index`` as
-    upstream's does, and count the Filter evaluations of the nodes the walk processed (a nominated
-    node that failed, too). Returns whether ``fit`` was cut (its mask is then no plugin's own any
-    more). Without a ``percentage`` every feasible row is kept."""
+    upstream's does, and make the Filter evaluations (counted over every row the plugins judged)
+    those of the nodes the walk processed, and of a nominated node that failed. Returns whether
+    ``fit`` was cut (its mask is then no plugin's own any more). Without a ``percentage`` every
+    feasible row is kept."""
     if failed_nominated is not None:
-        count_evaluations(evaluated, fit.ran, reached_on(fit, np.array([failed_nominated])))
+        on_nominated = reached_on(fit, np.array([failed_nominated]))
+        for name, n in zip(fit.ran, on_nominated, strict=True):
+            evaluated[name] += n
     narrowed = fit.narrowed
     if percentage is None:
-        count_evaluations(evaluated, fit.ran, fit.reached)
         if narrowed is not None:  # every allowed node processed, and a nominated one outside them
             outside = failed_nominated is not None and not narrowed[failed_nominated]
             start_index.advance(int(np.count_nonzero(narrowed)) + outside, num_all)
@@ -130,9 +132,8 @@ def keep_found(
     found = search(order, fit.feasible, start_index.value, to_find, fit.count)
     start_index.advance(processed_with_nominated(found, order, failed_nominated), num_all)
     if found.rows is None or found.visited is None:
-        count_evaluations(evaluated, fit.ran, fit.reached)
         return False
-    count_evaluations(evaluated, fit.ran, reached_on(fit, found.visited))
+    recount_evaluations(evaluated, fit, reached_on(fit, found.visited))
     feasible = np.zeros(fit.feasible.shape[0], dtype=np.bool_)
     feasible[found.rows] = True
     fit.feasible = feasible
@@ -141,7 +142,8 @@ def keep_found(
     return True
 
 
-def count_evaluations(evaluated: Counter[str], plugins: list[str], counts: list[int]) -> None:
-    """Add each plugin's evaluations (``counts``, aligned with ``plugins``) to ``evaluated``."""
-    for name, n in zip(plugins, counts, strict=True):
-        evaluated[name] += n
+def recount_evaluations(evaluated: Counter[str], fit: Fit, counts: list[int]) -> None:
+    """Make the Filter evaluations the runner counted (``fit.reached``) ``counts`` instead (aligned
+    with ``fit.ran``): the nodes upstream would have judged were others than every row."""
+    for name, n, counted in zip(fit.ran, counts, fit.reached, strict=True):
+        evaluated[name] += n - counted

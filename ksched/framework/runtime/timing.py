@@ -39,6 +39,11 @@ class FrameworkRecorder(Protocol):
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
         """``scheduler_framework_extension_point_duration_seconds``."""
 
+    def extension_points(
+        self, profile: str, points: tuple[str, ...], statuses: tuple[str, ...], seconds: float
+    ) -> None:
+        """:meth:`extension_point` for several points that took the same ``seconds``."""
+
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         """``scheduler_plugin_execution_duration_seconds``."""
 
@@ -110,9 +115,7 @@ class CycleTimer:
         plugins all return at once."""
         rec = self._recorder
         if rec is not None:
-            seconds = time.perf_counter() - started
-            for point, status in zip(points, statuses, strict=True):
-                rec.extension_point(self._profile, point, status, seconds)
+            rec.extension_points(self._profile, points, statuses, time.perf_counter() - started)
 
     def plugin(self, plugin: str, point: str, status: str, started: float) -> None:
         """One plugin call of a sampled cycle (the caller checks :attr:`sampled` first)."""

@@ -30,6 +30,12 @@ class Recorder:
         assert seconds >= 0
         self.points.append((profile, point, status))
 
+    def extension_points(
+        self, profile: str, points: tuple[str, ...], statuses: tuple[str, ...], seconds: float
+    ) -> None:
+        for point, status in zip(points, statuses, strict=True):
+            self.extension_point(profile, point, status, seconds)
+
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         assert seconds >= 0
         self.plugins.append((plugin, point, status))

@@ -1,6 +1,10 @@
 """Every Prometheus metric ksched records, with upstream kube-scheduler's names, labels and buckets.
 
-Upstream: ``pkg/scheduler/metrics/metrics.go`` and ``profile_metrics.go`` (reference §12). The
+Upstream: ``pkg/scheduler/metrics/metrics.go`` and ``profile_metrics.go`` (reference §12), and what
+kube-scheduler's registry carries besides: client-go's REST client metrics as component-base
+registers them (``component-base/metrics/prometheus/restclient/metrics.go``; recorded by
+:mod:`ksched.kube.request_metrics`, rendered by :class:`RestClientMetrics`) and the process
+collector (``process_*``; Python's ``python_*`` collectors stand where Go's ``go_*`` are). The
 exposed names are upstream's exactly; ``prometheus_client`` adds ``_total`` to a counter's name
 itself, so counters are created from the name without it and the ``*_TOTAL`` constants hold the name
 as exposed. Metrics ksched adds are named ``ksched_*`` (``ksched_plugin_errors_total`` counts plugin
@@ -22,13 +26,22 @@ removes or clears label sets.
 
 from __future__ import annotations
 
+import collections
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -58,6 +71,13 @@ INFLIGHT_EVENTS: Final = "scheduler_inflight_events"
 PLUGIN_ERRORS_TOTAL: Final = "ksched_plugin_errors_total"
 EVENTS_DROPPED_TOTAL: Final = "ksched_events_dropped_total"
 EVENT_SERIES_UPDATES_TOTAL: Final = "ksched_event_series_updates_total"
+
+REST_CLIENT_REQUESTS_TOTAL: Final = "rest_client_requests_total"
+REST_CLIENT_REQUEST_RETRIES_TOTAL: Final = "rest_client_request_retries_total"
+REST_CLIENT_REQUEST_DURATION_SECONDS: Final = "rest_client_request_duration_seconds"
+REST_CLIENT_RATE_LIMITER_DURATION_SECONDS: Final = "rest_client_rate_limiter_duration_seconds"
+REST_CLIENT_REQUEST_SIZE_BYTES: Final = "rest_client_request_size_bytes"
+REST_CLIENT_RESPONSE_SIZE_BYTES: Final = "rest_client_response_size_bytes"
 
 # Label values used by upstream.
 RESULT_SCHEDULED: Final = "scheduled"
@@ -103,11 +123,40 @@ def attempts_label(attempts: int) -> str:
     return f"{SLI_ATTEMPTS_CAP}+" if attempts >= SLI_ATTEMPTS_CAP else str(attempts)
 
 
+class HistogramCounts(Protocol):
+    """One label set of a histogram kept outside ``prometheus_client``: counts per bucket
+    (non-cumulative, the last one +Inf) and the sum of the observations."""
+
+    counts: Sequence[int]
+    sum: float
+
+
+class RestClientSource(Protocol):
+    """What the API clients record (:class:`ksched.kube.request_metrics.RequestTally`), read at scrape
+    time. Keys are label values in the order of the metric's labels; written by the I/O thread only."""
+
+    requests: Mapping[tuple[str, str, str], int]
+    """(code, method, host) -> count."""
+    retries: Mapping[tuple[str, str, str], int]
+    """(code, verb, host) -> count."""
+    duration: Mapping[tuple[str, str], HistogramCounts]
+    rate_limiter: Mapping[tuple[str, str], HistogramCounts]
+    request_size: Mapping[tuple[str, str], HistogramCounts]
+    response_size: Mapping[tuple[str, str], HistogramCounts]
+    """(verb, host) -> histogram."""
+    duration_bounds: Sequence[float]
+    """Bucket bounds of the two durations (seconds)."""
+    size_bounds: Sequence[float]
+    """Bucket bounds of the two sizes (bytes)."""
+
+
 @dataclass
 class Metrics:
-    """The collectors, created on ``registry`` (a fresh registry when None)."""
+    """The collectors, created on ``registry`` (a fresh registry when None); ``rest_client`` is what
+    the process's API clients record into (no ``rest_client_*`` samples without one)."""
 
     registry: CollectorRegistry | None = None
+    rest_client: RestClientSource | None = None
     schedule_attempts: Counter = field(init=False)
     scheduling_attempt_duration: Histogram = field(init=False)
     scheduling_algorithm_duration: Histogram = field(init=False)
@@ -124,12 +173,13 @@ class Metrics:
     unschedulable_pods: Gauge = field(init=False)
     goroutines: Gauge = field(init=False)
     permit_wait_duration: Histogram = field(init=False)
-    plugin_evaluation: Counter = field(init=False)
+    plugin_evaluation: PluginEvaluations = field(init=False)
     cache_size: Gauge = field(init=False)
     event_handling_duration: CycleHistogram = field(init=False)
     plugin_errors: Counter = field(init=False)
     queueing_hint_execution_duration: CycleHistogram = field(init=False)
     inflight_events: Gauge = field(init=False)
+    rest_client_metrics: RestClientMetrics = field(init=False)
 
     def __post_init__(self) -> None:
         if self.registry is None:
@@ -140,6 +190,12 @@ class Metrics:
         self._preemption_metrics()
         self._state_metrics()
         self._event_metrics()
+        self.rest_client_metrics = RestClientMetrics(self.rest_client, registry=self.registry)
+        # The process: CPU, memory, file descriptors, start time (process_*); the interpreter
+        # (python_info) and its collector (python_gc_*), where kube-scheduler has go_*.
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
         for queue in (QUEUE_ACTIVE, QUEUE_BACKOFF, QUEUE_UNSCHEDULABLE, QUEUE_GATED):
             self.pending_pods.labels(queue=queue).set(0)
         # ---- ksched: Events (scheduler/binder.py, kube/event_series.py) ------------------------------
@@ -270,11 +326,11 @@ class Metrics:
             exponential_buckets(0.001, 2, 15),
             ("result",),
         )
-        self.plugin_evaluation = self._counter(
+        self.plugin_evaluation = PluginEvaluations(
             PLUGIN_EVALUATION_TOTAL,
             "Number of attempts to schedule pods by each plugin and the extension point "
-            "(available only in PreFilter and Filter.).",
-            ("plugin", "extension_point", "profile"),
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+            registry=self._registry(),
         )
         self.cache_size = self._gauge(
             CACHE_SIZE,
@@ -363,16 +419,30 @@ class CycleHistogram(Collector):
         return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
-        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
-        edges = [floatToGoString(b) for b in self.bounds] + ["+Inf"]
-        for values, child in list(self._children.items()):
-            counts, total = list(child.counts), child.sum
-            cumulative, running = [], 0
-            for edge, n in zip(edges, counts, strict=True):
-                running += n
-                cumulative.append((edge, running))
-            family.add_metric(list(values), cumulative, total)
-        yield family
+        yield histogram_family(
+            self.name, self.documentation, self.labelnames, self.bounds, list(self._children.items())
+        )
+
+
+def histogram_family(
+    name: str,
+    documentation: str,
+    labelnames: Sequence[str],
+    bounds: Sequence[float],
+    children: Iterable[tuple[Sequence[str], HistogramCounts]],
+) -> HistogramMetricFamily:
+    """A histogram family from per-bucket counts kept elsewhere: the samples a ``prometheus_client``
+    histogram with these ``bounds`` exposes."""
+    family = HistogramMetricFamily(name, documentation, labels=labelnames)
+    edges = [floatToGoString(b) for b in bounds] + ["+Inf"]
+    for values, child in children:
+        counts, total = list(child.counts), child.sum
+        cumulative, running = [], 0
+        for edge, n in zip(edges, counts, strict=True):
+            running += n
+            cumulative.append((edge, running))
+        family.add_metric(list(values), cumulative, total)
+    return family
 
 
 class CycleHistogramChild:
@@ -390,16 +460,131 @@ class CycleHistogramChild:
         self.sum += value
 
 
+class PluginEvaluations(Collector):
+    """``scheduler_plugin_evaluation_total``, kept as one plain counter per (profile, extension point).
+
+    The framework adds to the counts of several plugins on every cycle, several thousand times a
+    second, where a ``prometheus_client`` counter takes a lock per increment; here an increment is a
+    dictionary update on the scheduling thread (the only writer). A scrape copies each mapping in one
+    step, which the interpreter lock keeps whole.
+    """
+
+    def __init__(self, name: str, documentation: str, *, registry: CollectorRegistry) -> None:
+        self.name = name
+        self.documentation = documentation
+        self._by_point: dict[tuple[str, str], collections.Counter[str]] = {}
+        registry.register(self)
+
+    def counts(self, profile: str, point: str) -> collections.Counter[str]:
+        """Plugin name -> evaluations at ``point`` in ``profile``, to add to (memoized)."""
+        key = (profile, point)
+        found = self._by_point.get(key)
+        if found is None:
+            found = self._by_point[key] = collections.Counter()
+        return found
+
+    def describe(self) -> list[CounterMetricFamily]:
+        return [self._family()]
+
+    def _family(self) -> CounterMetricFamily:
+        labels = ("plugin", "extension_point", "profile")
+        return CounterMetricFamily(self.name, self.documentation, labels=labels)
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = self._family()
+        for (profile, point), counts in list(self._by_point.items()):
+            for plugin, n in list(counts.items()):
+                family.add_metric([plugin, point, profile], n)
+        yield family
+
+
+class RestClientMetrics(Collector):
+    """The ``rest_client_*`` families component-base registers for client-go, read from ``source``.
+
+    Registered: requests (``code``, ``method``, ``host``), retries (``code``, ``verb``, ``host``),
+    request duration and client-side rate-limiter wait (``verb``, ``host``; seconds), request and
+    response sizes (``verb``, ``host``; bytes). Not registered: the exec-plugin families (the
+    ``kubernetes`` package runs exec plugins; ksched sees neither their calls nor their
+    certificates) and the transport-cache ones (ksched keeps no transport cache).
+    """
+
+    def __init__(self, source: RestClientSource | None, *, registry: CollectorRegistry) -> None:
+        self.source = source
+        registry.register(self)
+
+    def describe(self) -> list[CounterMetricFamily | HistogramMetricFamily]:
+        return list(self._families(None))
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        return self._families(self.source)
+
+    @staticmethod
+    def _families(src: RestClientSource | None) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        requests = CounterMetricFamily(
+            REST_CLIENT_REQUESTS_TOTAL,
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            labels=("code", "method", "host"),
+        )
+        retries = CounterMetricFamily(
+            REST_CLIENT_REQUEST_RETRIES_TOTAL,
+            "Number of request retries, partitioned by status code, verb, and host.",
+            labels=("code", "verb", "host"),
+        )
+        if src is not None:
+            for labels, n in list(src.requests.items()):
+                requests.add_metric(list(labels), n)
+            for labels, n in list(src.retries.items()):
+                retries.add_metric(list(labels), n)
+        yield requests
+        yield retries
+        for name, doc, attr, bounds in _REST_CLIENT_HISTOGRAMS:
+            children = list(getattr(src, attr).items()) if src is not None else []
+            edges = getattr(src, bounds) if src is not None else ()
+            yield histogram_family(name, doc, ("verb", "host"), edges, children)
+
+
+_REST_CLIENT_HISTOGRAMS = (
+    (
+        REST_CLIENT_REQUEST_DURATION_SECONDS,
+        "Request latency in seconds. Broken down by verb, and host.",
+        "duration",
+        "duration_bounds",
+    ),
+    (
+        REST_CLIENT_RATE_LIMITER_DURATION_SECONDS,
+        "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+        "rate_limiter",
+        "duration_bounds",
+    ),
+    (
+        REST_CLIENT_REQUEST_SIZE_BYTES,
+        "Request size in bytes. Broken down by verb and host.",
+        "request_size",
+        "size_bounds",
+    ),
+    (
+        REST_CLIENT_RESPONSE_SIZE_BYTES,
+        "Response size in bytes. Broken down by verb and host.",
+        "response_size",
+        "size_bounds",
+    ),
+)
+"""(name, help, the source's attribute, the attribute of its bucket bounds) of each histogram."""
+
+
 class FrameworkMetrics:
     """The profiles' :class:`~ksched.framework.runtime.FrameworkRecorder`: extension-point and
-    plugin durations, and out-of-tree plugin failures, with children looked up once per label set."""
+    plugin durations, plugin evaluations and out-of-tree plugin failures, with children looked up
+    once per label set."""
 
-    __slots__ = ("_errors", "_plugins", "_point_children", "_points")
+    __slots__ = ("_errors", "_evaluations", "_plugins", "_point_children", "_point_groups", "_points")
 
     def __init__(self, metrics: Metrics) -> None:
         self._points = metrics.framework_extension_point_duration
         self._point_children: dict[tuple[str, str, str], CycleHistogramChild] = {}
+        self._point_groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[CycleHistogramChild]] = {}
         self._plugins = metrics.plugin_execution_duration
+        self._evaluations = metrics.plugin_evaluation
         self._errors = Children(metrics.plugin_errors)
 
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
@@ -411,8 +596,24 @@ class FrameworkMetrics:
         child.counts[bisect_left(child.bounds, seconds)] += 1
         child.sum += seconds
 
+    def extension_points(
+        self, profile: str, points: tuple[str, ...], statuses: tuple[str, ...], seconds: float
+    ) -> None:
+        # Once per pod for the binding cycle's points: the children of the group are looked up once.
+        key = (profile, points, statuses)
+        children = self._point_groups.get(key)
+        if children is None:
+            pairs = zip(points, statuses, strict=True)
+            children = self._point_groups[key] = [self._points.labels(p, s, profile) for p, s in pairs]
+        for child in children:
+            child.counts[bisect_left(child.bounds, seconds)] += 1
+            child.sum += seconds
+
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self._plugins.labels(plugin, point, status).observe(seconds)
+
+    def plugin_evaluations(self, profile: str, point: str) -> collections.Counter[str]:
+        return self._evaluations.counts(profile, point)
 
     def plugin_failed(self, plugin: str, point: str) -> None:
         self._errors(plugin, point).inc()
@@ -460,6 +661,12 @@ __all__ = [
     "PREEMPTION_VICTIMS",
     "QUEUEING_HINT_EXECUTION_DURATION_SECONDS",
     "QUEUE_INCOMING_PODS_TOTAL",
+    "REST_CLIENT_RATE_LIMITER_DURATION_SECONDS",
+    "REST_CLIENT_REQUESTS_TOTAL",
+    "REST_CLIENT_REQUEST_DURATION_SECONDS",
+    "REST_CLIENT_REQUEST_RETRIES_TOTAL",
+    "REST_CLIENT_REQUEST_SIZE_BYTES",
+    "REST_CLIENT_RESPONSE_SIZE_BYTES",
     "SCHEDULE_ATTEMPTS_TOTAL",
     "SCHEDULING_ALGORITHM_DURATION_SECONDS",
     "SCHEDULING_ATTEMPT_DURATION_SECONDS",
@@ -467,7 +674,12 @@ __all__ = [
     "Children",
     "CycleHistogram",
     "FrameworkMetrics",
+    "HistogramCounts",
     "Metrics",
+    "PluginEvaluations",
+    "RestClientMetrics",
+    "RestClientSource",
     "attempts_label",
     "exponential_buckets",
+    "histogram_family",
 ]

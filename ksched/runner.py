@@ -40,6 +40,7 @@ from ksched.kube.client import ApiClient
 from ksched.kube.connection import Connection, load_connection
 from ksched.kube.informer import Informer
 from ksched.kube.io_thread import IOThread
+from ksched.kube.request_metrics import RequestTally
 from ksched.kube.writers import bind
 from ksched.metrics import FrameworkMetrics, Metrics
 from ksched.model.namespace import namespace_from_dict
@@ -157,8 +158,11 @@ def _tune_gc(io: IOThread) -> None:
     io.submit(collect_every(FULL_GC_INTERVAL_S))
 
 
-def _bind_worker(options: RunOptions, client: ApiClient, kubeconfig: str | None) -> BindWorker | None:
-    """The bind worker this process uses, if any (see :attr:`RunOptions.bind_worker`)."""
+def _bind_worker(
+    options: RunOptions, client: ApiClient, kubeconfig: str | None, tally: RequestTally | None = None
+) -> BindWorker | None:
+    """The bind worker this process uses, if any (see :attr:`RunOptions.bind_worker`); the
+    requests it makes are counted in ``tally``."""
     wanted = options.bind_worker
     if wanted is None:
         wanted = len(os.sched_getaffinity(0)) >= 2
@@ -174,6 +178,7 @@ def _bind_worker(options: RunOptions, client: ApiClient, kubeconfig: str | None)
         qps=client.limiter.qps,
         burst=client.limiter.burst,
         max_in_flight=max(1, pool - 4) if (pool := client.settings.max_connections) > 0 else 256,
+        request_metrics=tally,
     )
 
 
@@ -181,7 +186,8 @@ def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
     ssl_context = _tls(options)
-    metrics = Metrics()
+    tally = RequestTally()  # every API client's requests, the bind worker's included
+    metrics = Metrics(rest_client=tally)
     if registry.out_of_tree:
         log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
     leader_elect = (
@@ -194,8 +200,8 @@ def run(options: RunOptions) -> int:
     io = IOThread().start()
     try:
         cc = config.client_connection
-        client = io.client(connection, qps=cc.qps, burst=cc.burst)
-        bind_worker = _bind_worker(options, client, kubeconfig)
+        client = io.client(connection, qps=cc.qps, burst=cc.burst, metrics=tally)
+        bind_worker = _bind_worker(options, client, kubeconfig, tally)
         if bind_worker is not None:
             io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
             io.add_closer(bind_worker.close)
@@ -244,7 +250,7 @@ def run(options: RunOptions) -> int:
         _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
         for informer in informers:
             informer.start(io)
-        elector = _elect(io, connection, config, health, inbox) if leader_elect else None
+        elector = _elect(io, connection, config, health, inbox, tally) if leader_elect else None
         _install_signal_handlers(inbox)
         scheduler.run()
         log.info("stopping: %s", scheduler.stop_reason)
@@ -270,7 +276,12 @@ def _serve(
 
 
 def _elect(
-    io: IOThread, connection: Connection, config: SchedulerConfiguration, health: Health, inbox: Inbox
+    io: IOThread,
+    connection: Connection,
+    config: SchedulerConfiguration,
+    health: Health,
+    inbox: Inbox,
+    tally: RequestTally,
 ) -> LeaderElector:
     """Start campaigning for the Lease; leadership changes reach the loop through the inbox."""
     le = config.leader_election
@@ -293,7 +304,7 @@ def _elect(
     # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
     # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
     cc = config.client_connection
-    le_client = io.client(connection, qps=cc.qps, burst=cc.burst)
+    le_client = io.client(connection, qps=cc.qps, burst=cc.burst, metrics=tally)
     elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
     io.submit(elector.run())
     log.info(

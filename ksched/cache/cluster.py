@@ -46,6 +46,7 @@ from ksched.cache.affinity_terms import AffinityTermIndex
 from ksched.cache.labelsets import LabelSetIndex
 from ksched.cache.namespaces import NamespaceIndex
 from ksched.cache.node_table import NodeTable
+from ksched.cache.node_tree import NodeTree, zone_key
 from ksched.cache.reader import ReaderAccessors
 from ksched.cache.selector_owners import SelectorOwnerIndex
 from ksched.cache.sparse import ImageIndex, PortIndex
@@ -85,6 +86,8 @@ class ClusterCache(ReaderAccessors):
         copy of the node table per overlay); None reads :data:`CHECK_OVERLAY_ENV`."""
         self.resources = ResourceColumns()
         self.nodes = NodeTable(self.resources, node_capacity)
+        self.node_tree = NodeTree()
+        """Upstream's zone round-robin node order (:meth:`node_order`)."""
         self.ports = PortIndex()
         self.images = ImageIndex()
         self.pods: dict[str, PodEntry] = {}
@@ -195,6 +198,7 @@ class ClusterCache(ReaderAccessors):
         """Add or update a node; pods already known for it are attached to its row."""
         existed = node.name in self.nodes.row_of
         row = self.nodes.add(node)
+        self.node_tree.add(node.name, zone_key(node.labels))
         self.images.set_row(row, [(img.names, img.size_bytes) for img in node.images])
         if not existed:
             self.volume_index.node_added(node.name, row)
@@ -210,10 +214,16 @@ class ClusterCache(ReaderAccessors):
 
     update_node = add_node
 
+    def node_order(self) -> np.ndarray:
+        """The rows of every node in the order upstream's Filter visits them (the snapshot's
+        node list, :mod:`ksched.cache.node_tree`); read-only, shared until the nodes change."""
+        return self.node_tree.rows(self.nodes.row_of)
+
     def remove_node(self, name: str) -> None:
         row = self.nodes.remove(name)
         if row is None:
             return
+        self.node_tree.remove(name)
         self.ports.clear_row(row)
         self.images.clear_row(row)
         for uid in self._pods_on.get(name, ()):

@@ -28,7 +28,7 @@ from ksched.framework.interface import (
 )
 from ksched.framework.loader import METHOD_OF_POINT
 from ksched.framework.registry import Registry
-from ksched.framework.runtime import Framework, FrameworkRecorder
+from ksched.framework.runtime import Framework, FrameworkRecorder, StartIndex
 
 _METHOD_OF = {
     ext.PRE_FILTER: "pre_filter",
@@ -50,11 +50,13 @@ def build_framework(
     global_percentage: int | None = None,
     services: HandleServices | None = None,
     recorder: FrameworkRecorder | None = None,
+    start_index: StartIndex | None = None,
 ) -> Framework:
     """Instantiate ``profile``'s plugins and order them per extension point.
 
     ``services`` are what the scheduler process lends binding-cycle plugins (event recorder, API
-    client); ``recorder`` receives the extension-point and plugin timings and plugin failures.
+    client); ``recorder`` receives the extension-point and plugin timings and plugin failures;
+    ``start_index`` is where ``percentageOfNodesToScore``'s search starts, shared by the profiles.
     """
     registry = registry or Registry()
     handle = Handle(profile.scheduler_name, rng=rng, services=services)
@@ -99,6 +101,7 @@ def build_framework(
         post_bind=[p for p in per_point.get(ext.POST_BIND, []) if isinstance(p, PostBindPlugin)],
         handle=handle,
         recorder=recorder,
+        start_index=start_index,
     )
 
 
@@ -138,9 +141,11 @@ def build_profiles(
     services: HandleServices | None = None,
     recorder: FrameworkRecorder | None = None,
 ) -> Mapping[str, Framework]:
-    """``schedulerName -> Framework`` for every profile in ``config`` (one seeded generator for all)."""
+    """``schedulerName -> Framework`` for every profile in ``config`` (one seeded generator for all,
+    one search start index for all, as upstream's scheduler has one ``nextStartNodeIndex``)."""
     registry = registry or Registry()
     rng = np.random.default_rng(seed)
+    start_index = StartIndex()
     return {
         p.scheduler_name: build_framework(
             p,
@@ -150,6 +155,7 @@ def build_profiles(
             global_percentage=config.percentage_of_nodes_to_score,
             services=services,
             recorder=recorder,
+            start_index=start_index,
         )
         for i, p in enumerate(config.profiles)
     }

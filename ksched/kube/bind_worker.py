@@ -18,7 +18,10 @@ The wire between the two is a pair of pipes carrying one JSON array per line:
 
 - scheduler → child: ``[id, namespace, name, uid, node]``;
 - child → scheduler: ``["ready"]`` once, then ``[id]`` for a binding in place, or
-  ``[id, status, reason, message]`` for one that failed (``status`` 0: no HTTP answer).
+  ``[id, status, reason, message]`` for one that failed (``status`` 0: no HTTP answer); and, ahead of
+  the answers of each write, ``["metrics", delta]`` with the child's REST client metrics since the
+  last one (:meth:`~ksched.kube.request_metrics.RequestTally.take`), which the scheduler adds to its
+  own so that its ``rest_client_*`` metrics count the bindings' requests.
 
 End of input (the scheduler closed the pipe, or died) makes the child finish the bindings in flight
 and exit. When the child dies instead, :class:`BindWorker` fails the bindings it had in flight
@@ -47,6 +50,7 @@ import orjson
 
 from ksched.errors import ApiError, KschedError
 from ksched.kube.client import ApiClient, ApiConnectionError, status_error
+from ksched.kube.request_metrics import RequestTally
 from ksched.kube.writers import bind
 
 log = logging.getLogger(__name__)
@@ -55,6 +59,8 @@ BindFn = Callable[[str, str, str, str], Awaitable[None]]
 """``bind(namespace, name, uid, node)``: raises the API's error when the binding is not in place."""
 
 READY = b'["ready"]\n'
+METRICS = "metrics"
+"""The first element of a line that carries request metrics rather than an answer."""
 
 
 def _lines(buffer: bytearray, data: bytes) -> list[bytes]:
@@ -89,11 +95,18 @@ class _LineReader(asyncio.Protocol):
 
 
 class _BatchedWriter:
-    """Lines for a pipe, written together once per turn of the loop: one syscall per burst."""
+    """Lines for a pipe, written together once per turn of the loop: one syscall per burst.
+    ``header`` (if any) gives a line to write ahead of each burst (b"": none)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.WriteTransport) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        transport: asyncio.WriteTransport,
+        header: Callable[[], bytes] | None = None,
+    ) -> None:
         self._loop = loop
         self._transport = transport
+        self._header = header
         self._pending: list[bytes] = []
 
     def write(self, line: bytes) -> None:
@@ -104,6 +117,8 @@ class _BatchedWriter:
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
         if pending and not self._transport.is_closing():
+            if self._header is not None:
+                pending.insert(0, self._header())
             self._transport.write(b"".join(pending))
 
     def close(self) -> None:
@@ -127,11 +142,19 @@ def error_from_answer(answer: list[Any]) -> ApiError:
 
 
 # ------------------------------------------------------------------------------------------ the child
-async def serve(client: ApiClient, max_in_flight: int) -> None:
-    """Bind what arrives on stdin, answer on stdout; return once stdin closed and all is answered."""
+def metrics_line(tally: RequestTally) -> bytes:
+    """The line carrying what ``tally`` counted since the last one (b"" when nothing)."""
+    delta = tally.take()
+    return b"" if delta is None else orjson.dumps([METRICS, delta]) + b"\n"
+
+
+async def serve(client: ApiClient, max_in_flight: int, tally: RequestTally | None = None) -> None:
+    """Bind what arrives on stdin, answer on stdout; return once stdin closed and all is answered.
+    ``tally``: the client's request metrics, sent ahead of the answers."""
     loop = asyncio.get_running_loop()
     out_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
-    out = _BatchedWriter(loop, out_transport)
+    header = (lambda: metrics_line(tally)) if tally is not None else None
+    out = _BatchedWriter(loop, out_transport, header)
     slots = asyncio.Semaphore(max_in_flight)
     tasks: set[asyncio.Task[None]] = set()
     closed = loop.create_future()
@@ -202,9 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     async def run() -> None:
-        client = ApiClient(connection, qps=args.qps, burst=args.burst)
+        tally = RequestTally()
+        client = ApiClient(connection, qps=args.qps, burst=args.burst, metrics=tally)
         try:
-            await serve(client, args.max_in_flight)
+            await serve(client, args.max_in_flight, tally)
         finally:
             await client.close()
 
@@ -233,8 +257,11 @@ class BindWorker:
         start_timeout_s: float = 30.0,
         answer_timeout_s: float = 300.0,
         command: list[str] | None = None,
+        request_metrics: RequestTally | None = None,
     ) -> None:
+        """``request_metrics``: the scheduler's tally, where the child's request metrics are added."""
         self._fallback = fallback
+        self._request_metrics = request_metrics
         argv = ["--qps", repr(qps), "--burst", str(burst), "--max-in-flight", str(max_in_flight)]
         argv += ["--log-level", logging.getLevelName(max(logging.getLogger().level, logging.INFO))]
         if kubeconfig:
@@ -362,6 +389,10 @@ class BindWorker:
         for line in lines:
             try:
                 answer = orjson.loads(line)
+                if answer[0] == METRICS:
+                    if self._request_metrics is not None:
+                        self._request_metrics.merge(answer[1])
+                    continue
                 future = pending.pop(answer[0], None) if answer != ["ready"] else None
             except (ValueError, TypeError, IndexError, KeyError):
                 log.error("bind worker: ignoring malformed answer %r", line[:200])

@@ -29,6 +29,10 @@ it asked for. Events are repeated too (a duplicate event is harmless).
 
 Rate limit: writes (POST/PUT/PATCH/DELETE, each attempt) take a token from a :class:`TokenBucket`
 with ``clientConnection``'s QPS and burst; reads and watches do not.
+
+Metrics: given a :class:`~ksched.kube.request_metrics.RequestRecorder`, the client reports what
+client-go's REST client reports (that module says what and when), for the price of two clock reads
+and a few dictionary updates per request.
 """
 
 from __future__ import annotations
@@ -37,9 +41,11 @@ import asyncio
 import logging
 import random
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -50,6 +56,7 @@ from ksched import __version__
 from ksched.errors import ApiError, Conflict, Gone, NotFound, TooManyRequests
 from ksched.kube.connection import Connection
 from ksched.kube.ratelimit import BackoffSettings, TokenBucket, backoff_delay
+from ksched.kube.request_metrics import NO_ANSWER, RequestRecorder
 
 log = logging.getLogger(__name__)
 
@@ -152,9 +159,14 @@ class ApiClient:
         burst: int | None = None,
         settings: ClientSettings | None = None,
         rng: random.Random | None = None,
+        metrics: RequestRecorder | None = None,
     ) -> None:
+        """``metrics``: where requests are reported (see the module docstring); None: nowhere."""
         s = settings or ClientSettings()
         self.connection = connection
+        self.metrics = metrics
+        self.host = urlsplit(connection.server).netloc.rpartition("@")[2]
+        """The server's ``host[:port]``: the ``host`` label of the request metrics."""
         self.settings = s
         self.limiter = TokenBucket(s.qps if qps is None else qps, s.burst if burst is None else burst)
         self._rng = rng or random.Random()
@@ -276,13 +288,18 @@ class ApiClient:
         attempt = 0
         reloaded = False
         session = self._get_session()
+        rec, host = self.metrics, self.host
+        started = time.perf_counter() if rec is not None else 0.0
         while True:
             if write and not self.limiter.unlimited:
-                await self.limiter.acquire()
+                waited = await self.limiter.acquire()
+                if rec is not None:
+                    rec.throttled(method, host, waited)
             if creds.refreshable and creds.due():
                 await self._refresh_credentials(reload=False)
             self.stats["requests"] += 1
             retry_after: float | None = None
+            raw = b""
             try:
                 async with session.request(
                     method,
@@ -296,6 +313,8 @@ class ApiClient:
                     raw = await resp.read()  # also when not decoding: the connection goes back to the pool
                     code = resp.status
                     if code < 300:
+                        if rec is not None:
+                            self._record(method, code, data, raw, started)
                         return orjson.loads(raw) if raw and decode else None
                     if code in (429, 503):
                         retry_after = _retry_after(resp.headers.get("Retry-After"))
@@ -308,10 +327,18 @@ class ApiClient:
             if code == 401 and not reloaded and creds.reloadable:
                 reloaded = True
                 if await self._refresh_credentials(reload=True):
+                    if rec is not None:
+                        rec.attempt(method, host, len(data) if data else 0)
+                        rec.retried(method, host, "401")
                     continue
             if attempt >= max_retries or not (code == 0 or code in _RETRY_STATUS):
                 self.stats["errors"] += 1
+                if rec is not None:
+                    self._record(method, code, data, raw, started)
                 raise err
+            if rec is not None:
+                rec.attempt(method, host, len(data) if data else 0)
+                rec.retried(method, host, str(code) if code else NO_ANSWER)
             delay = backoff_delay(
                 attempt,
                 initial_s=rs.backoff.initial_s,
@@ -326,6 +353,14 @@ class ApiClient:
             self.stats["retries"] += 1
             log.debug("retrying %s %s in %.3fs after %s (attempt %d)", method, path, delay, err, attempt)
             await asyncio.sleep(delay)
+
+    def _record(self, method: str, code: int, data: bytes | None, raw: bytes, started: float) -> None:
+        """The last attempt of a request and its outcome (``code`` 0: no answer)."""
+        rec, host = self.metrics, self.host
+        assert rec is not None
+        rec.attempt(method, host, len(data) if data else 0)
+        answer = str(code) if code else NO_ANSWER
+        rec.done(method, host, answer, time.perf_counter() - started, len(raw) if code else None)
 
     # -- verbs --------------------------------------------------------------------------------------
     async def get(self, path: str, *, params: Mapping[str, str] | None = None) -> Any:
@@ -491,6 +526,7 @@ class ApiClient:
             total=None, connect=self.settings.connect_timeout_s, sock_read=timeout_s + 30.0
         )
         self.stats["requests"] += 1
+        answered = False
         try:
             async with session.get(
                 self._url(path),
@@ -499,6 +535,9 @@ class ApiClient:
                 timeout=timeout,
                 **self._extra,
             ) as resp:
+                answered = True
+                if self.metrics is not None:  # a watch counts its answer, not its duration (client-go)
+                    self.metrics.done("GET", self.host, str(resp.status), None, None)
                 if resp.status >= 300:
                     raw = await resp.read()
                     if resp.status == 401 and creds.reloadable:
@@ -519,6 +558,8 @@ class ApiClient:
                         ev = orjson.loads(line)
                         yield ev.get("type", ""), ev.get("object") or {}
         except (aiohttp.ClientError, TimeoutError) as exc:
+            if not answered and self.metrics is not None:
+                self.metrics.done("GET", self.host, NO_ANSWER, None, None)
             raise ApiConnectionError(
                 "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError", f"watch {path}: {exc!r}"
             ) from exc

@@ -122,8 +122,9 @@ class TokenBucket:
         self._tokens -= 1.0
         return 0.0 if self._tokens >= 0.0 else -self._tokens / self.qps
 
-    async def acquire(self) -> None:
-        """Take one token, sleeping on the running loop until it is due."""
+    async def acquire(self) -> float:
+        """Take one token, sleeping on the running loop until it is due; returns the wait (seconds)."""
         delay = self.reserve()
         if delay > 0.0:
             await asyncio.sleep(delay)
+        return delay

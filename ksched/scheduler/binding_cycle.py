@@ -281,15 +281,17 @@ class BindingCycle:
                 entry, entry.fw.resume_pre_bind(entry.state, entry.pod, entry.node, wait, outcome)
             )
 
-    def bind_done(self, done: BindDone) -> None:
-        """PostBind after a successful bind, Unreserve after a failed one (the loop does the rest)."""
+    def bind_done(self, done: BindDone) -> bool:
+        """PostBind after a successful bind, Unreserve after a failed one (the loop does the rest);
+        False when the pod did not go through this binding cycle (nothing ran)."""
         entry = self._pods.pop(done.pod.uid, None)
         if entry is None:
-            return
+            return False
         if done.error is None:
             entry.fw.run_post_bind(entry.state, entry.pod, entry.node)
         else:
             entry.fw.run_unreserve(entry.state, entry.pod, entry.node)
+        return True
 
     # ------------------------------------------------------------------ failures
     def _abort(self, entry: _InFlight, status: Status, *, binding_stage: bool) -> None:

@@ -291,9 +291,11 @@ class Scheduler:
         assumed = with_node_name(pod, node)
         self.cache.assume(assumed, node)
         self.queue.nominator.delete(pod.uid)  # upstream: an assumed pod is no longer nominated
+        checked = fw.timer.now()
         if fw.needs_binding_cycle(pod, result.state):
             self.binding_cycle.start(fw, result, pinfo, node, start)
             return
+        fw.observe_unneeded_binding_cycle(checked)
         self._post_binding(pinfo, node, start)
 
     def _post_binding(self, pinfo: QueuedPodInfo, node: str, started: float) -> None:
@@ -373,7 +375,9 @@ class Scheduler:
         fw = self.profiles.get(profile)
         if fw is not None:
             fw.observe_bind("Success" if done.error is None else "Error", binding.posted)
-        self.binding_cycle.bind_done(done)  # PostBind or Unreserve, for profiles that have them
+            checked = fw.timer.now()
+            if not self.binding_cycle.bind_done(done):  # PostBind or Unreserve, for pods with plugins
+                fw.observe_unneeded_after_bind(done.error is None, checked)
         if done.error is None:
             self.scheduled_count += 1
             self.queue.done(uid)

@@ -14,12 +14,16 @@ module            upstream                     what it runs
 ``postfilter``    RunPostFilterPlugins         PostFilter (preemption)
 ``binding``       RunReserve/Permit/PreBind/   the binding cycle's points
                   PostBind
-``timing``        metrics recorder             extension-point and sampled plugin durations
+``sampling``      numFeasibleNodesToFind,      percentageOfNodesToScore: the nodes kept,
+                  nextStartNodeIndex           the round-robin start
+``timing``        metrics recorder             extension-point and sampled plugin durations,
+                                               plugin evaluations
 ================  ===========================  ==========================================
 """
 
 from ksched.framework.result import CycleResult, PluginScores
 from ksched.framework.runtime.framework import NO_NODES, ROW_LOCAL_FILTERS, Framework
+from ksched.framework.runtime.sampling import StartIndex
 from ksched.framework.runtime.timing import SAMPLE_EVERY, CycleTimer, FrameworkRecorder
 
 __all__ = [
@@ -31,4 +35,5 @@ __all__ = [
     "Framework",
     "FrameworkRecorder",
     "PluginScores",
+    "StartIndex",
 ]

@@ -2,9 +2,10 @@
 ``RunFilterPluginsWithNominatedPods``), over every row at once.
 
 Each Filter plugin returns a failure bitset per row; the feasible rows are the valid rows no
-plugin failed. Differences from upstream that do not change decisions: every node is filtered (no
-early stop), and a node's first failing plugin is worked out afterwards from the per-plugin
-bitsets, in configured order, which is what upstream's per-node loop reports.
+plugin failed. Differences from upstream that do not change decisions: every node is filtered (the
+early stop of ``percentageOfNodesToScore`` is read off the result afterwards, :mod:`.sampling`),
+and a node's first failing plugin is worked out afterwards from the per-plugin bitsets, in
+configured order, which is what upstream's per-node loop reports.
 
 The two-pass rule for nominated pods runs after the plain pass, on the rows still feasible
 (:class:`~ksched.framework.nominated_pass.NominatedPass`).
@@ -43,6 +44,14 @@ class Fit:
     best-row hint the plugin left (``state.best_rows``) can describe."""
     ran: list[str]
     """The Filter plugins that ran, in order (preemption asks whether all are row-local)."""
+    reached: list[int]
+    """For each plugin in ``ran``: how many rows were still feasible when it ran (upstream calls a
+    Filter plugin once per node that passed the plugins before it). The runner has counted them as
+    the plugins' evaluations; a cycle that processed other nodes corrects the counts."""
+    failures: list[np.ndarray | None]
+    """For each plugin in ``ran``: its failure bits per row (None: every row passed)."""
+    narrowed: np.ndarray | None = None
+    """The rows a PreFilter result allowed, when it narrowed the nodes (None: every valid row)."""
 
 
 def run_filters(
@@ -65,11 +74,18 @@ def run_filters(
     skip = state.skip_filter
     sampled = timer.sampled
     ran: list[str] = []
+    reached: list[int] = []
+    failures: list[np.ndarray | None] = []
+    left = len(cluster.nodes) if start is valid else int(np.count_nonzero(start))
+    evaluated = timer.evaluations.filter
     for plugin in plugins:
         name = plugin.name
         if name in skip:
             continue
         ran.append(name)
+        judged = left if count < 0 else count
+        reached.append(judged)
+        evaluated[name] += judged
         try:
             t0 = time.perf_counter() if sampled else 0.0
             fr = plugin.filter(state, pod, cluster)
@@ -81,6 +97,7 @@ def run_filters(
             log.exception("Filter plugin %s failed on %s", name, pod.key)
             result.status = Status(Code.ERROR, (f'running "{name}" filter plugin: {exc}',), name)
             return None
+        failures.append(fr.failed)
         if fr.failed is not None:
             result.filters.append((name, fr))
         if fr.passed is not None and feasible is valid:
@@ -88,13 +105,14 @@ def run_filters(
             feasible = adopted = fr.passed
             count = fr.n_passed
         elif fr.failed is not None:
-            if feasible is valid or feasible is adopted:
-                feasible = feasible.copy()  # never mutate the plugin's or the snapshot's array
+            if feasible is valid or feasible is adopted or feasible is start:
+                feasible = feasible.copy()  # never mutate the plugin's, the snapshot's or PreFilter's array
                 adopted = None
             count = kernels.drop_failed(feasible, fr.failed, n)
     if feasible is valid:
         feasible = valid.copy()  # callers may mutate result.feasible; result.valid must not change
-    return Fit(feasible, count, adopted is not None, ran)
+    narrowed = None if start is valid else start
+    return Fit(feasible, count, adopted is not None, ran, reached, failures, narrowed)
 
 
 def with_nominated_pods(
@@ -129,3 +147,16 @@ def with_nominated_pods(
         fit.count = int(np.count_nonzero(fit.feasible))
     if keep_reasons or fit.count == 0:
         narrowed.finish()
+
+
+def reached_on(fit: Fit, rows: np.ndarray) -> list[int]:
+    """For each plugin in ``fit.ran``: how many of ``rows`` were still feasible when it ran, as
+    upstream's per-node loop calls it (the nodes upstream's walk processed, or its one nominated
+    node)."""
+    alive = np.ones(rows.shape[0], dtype=np.bool_)
+    out: list[int] = []
+    for failed in fit.failures:
+        out.append(int(np.count_nonzero(alive)))
+        if failed is not None:
+            alive &= failed[rows] == 0
+    return out

@@ -38,14 +38,15 @@ from ksched.framework.interface import (
 from ksched.framework.nominated_pass import NominatedPass
 from ksched.framework.plans import Gates, Plan
 from ksched.framework.relevance import never, relevance
-from ksched.framework.result import CycleResult, num_feasible_nodes_to_find
+from ksched.framework.result import CycleResult
 from ksched.framework.runtime import binding
-from ksched.framework.runtime.filtering import Fit, run_filters, with_nominated_pods
+from ksched.framework.runtime.filtering import Fit, reached_on, run_filters, with_nominated_pods
 from ksched.framework.runtime.postfilter import run_post_filter
 from ksched.framework.runtime.prefilter import run_pre_filter
+from ksched.framework.runtime.sampling import StartIndex, keep_found, recount_evaluations
 from ksched.framework.runtime.scoring import run_pre_score, run_score
 from ksched.framework.runtime.select import select_row
-from ksched.framework.runtime.timing import CycleTimer, FrameworkRecorder
+from ksched.framework.runtime.timing import UNNEEDED_BINDING_POINTS, CycleTimer, FrameworkRecorder
 from ksched.framework.waiting import WaitingPods
 from ksched.model.pod import Pod
 
@@ -91,9 +92,11 @@ class Framework:
         handle: Handle | None = None,
         rng: np.random.Generator | None = None,
         recorder: FrameworkRecorder | None = None,
+        start_index: StartIndex | None = None,
     ) -> None:
         """``handle``: the one the plugins were built with (a new one when None, with ``rng`` as
-        its generator: give one or the other)."""
+        its generator: give one or the other). ``start_index``: where ``percentageOfNodesToScore``'s
+        search starts, shared by the scheduler's profiles (a new one when None)."""
         if handle is not None and rng is not None:
             raise ValueError("give the generator to the Handle, not to both")
         self.profile = profile
@@ -121,6 +124,7 @@ class Framework:
             self._binding_work = ()
         self.plugins = {getattr(p, "name", repr(p)): p for p in plugins}
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.start_index = start_index if start_index is not None else StartIndex()
         self.timer = CycleTimer(recorder, profile)
         self._score_weights: Mapping[str, int] = MappingProxyType({p.name: w for p, w in self.score_plugins})
         normalizers = {p.name: p for p, _ in self.score_plugins if isinstance(p, NormalizeScorePlugin)}
@@ -155,19 +159,23 @@ class Framework:
         )
         if fit is None:
             return result
-        if fit.count == 0:
-            result.status = Status(Code.UNSCHEDULABLE)
-            return result
         nodes = cluster.nodes
         nominated_row = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
         if nominated_row is not None and fit.feasible[nominated_row] and not explain:
-            return _selected(result, nominated_row, cluster)  # the nominated node, if it fits, wins
-        sampled_rows = self.percentage_of_nodes_to_score is not None and self._sample_rows(
-            fit, result.num_all_nodes
-        )
+            # Upstream filters the nominated node first; when it passes, it is the only node looked at.
+            on_nominated = reached_on(fit, np.array([nominated_row]))
+            recount_evaluations(self.timer.evaluations.filter, fit, on_nominated)
+            return _selected(result, nominated_row, cluster)
+        failed = nominated_row if nominated_row is not None and not fit.feasible[nominated_row] else None
+        limited = False
+        if self.percentage_of_nodes_to_score is not None or fit.narrowed is not None or failed is not None:
+            limited = self._search(fit, cluster, result.num_all_nodes, failed)
+        if fit.count == 0:
+            result.status = Status(Code.UNSCHEDULABLE)
+            return result
         if fit.count == 1 and not explain:
             return _selected(result, int(np.flatnonzero(fit.feasible)[0]), cluster)
-        return self._prioritize_and_select(pod, cluster, plan, state, fit, result, sampled_rows, explain)
+        return self._prioritize_and_select(pod, cluster, plan, state, fit, result, limited, explain)
 
     def _start(self, pod: Pod, cluster: ClusterCache) -> tuple[CycleResult, Plan | None, CycleState]:
         """The cycle's result, its plan for ``pod`` and its state; no plan when there is no node."""
@@ -213,8 +221,10 @@ class Framework:
         start = run_pre_filter(pre_filters, state, pod, cluster, result, valid, timer)
         if start is None:
             return None
+        started = timer.now()  # upstream's Filter duration: every node, the nominated-pods pass included
         fit = run_filters(plan.filters, state, pod, cluster, result, start, timer)
         if fit is None:
+            timer.point("Filter", "Error", started)
             return None
         if nominated is not None:
             with_nominated_pods(
@@ -223,24 +233,21 @@ class Framework:
         if fit.count < 0:
             fit.count = int(np.count_nonzero(fit.feasible))
         result.feasible = fit.feasible
+        timer.point("Filter", "Success", started)
         return fit
 
-    def _sample_rows(self, fit: Fit, num_all: int) -> bool:
-        """``percentageOfNodesToScore``: keep only that many feasible rows, from a random start.
-        Returns whether ``fit`` was cut (its mask is then no plugin's own any more)."""
-        if self.percentage_of_nodes_to_score is None or not self.score_plugins:
-            return False
-        limit = num_feasible_nodes_to_find(num_all, self.percentage_of_nodes_to_score)
-        if fit.count <= limit:
-            return False
-        rows = np.flatnonzero(fit.feasible)
-        start = int(self.rng.integers(rows.size))
-        chosen = np.roll(rows, -start)[:limit]
-        fit.feasible = np.zeros(fit.feasible.shape[0], dtype=np.bool_)
-        fit.feasible[chosen] = True
-        fit.count = limit
-        fit.adopted = False
-        return True
+    def _search(self, fit: Fit, cluster: ClusterCache, num_all: int, failed_nominated: int | None) -> bool:
+        """``percentageOfNodesToScore`` (:func:`.sampling.keep_found`); True when ``fit`` was cut."""
+        return keep_found(
+            fit,
+            cluster,
+            self.start_index,
+            self.timer.evaluations.filter,
+            percentage=self.percentage_of_nodes_to_score,
+            scoring=bool(self.score_plugins),
+            num_all=num_all,
+            failed_nominated=failed_nominated,
+        )
 
     def _prioritize_and_select(
         self,
@@ -250,7 +257,7 @@ class Framework:
         state: CycleState,
         fit: Fit,
         result: CycleResult,
-        sampled_rows: bool,
+        limited: bool,
         explain: bool,
     ) -> CycleResult:
         """PreScore, Score (+ NormalizeScore and weights) and selectHost over ``fit``'s rows."""
@@ -259,11 +266,13 @@ class Framework:
         if status is not SUCCESS:
             result.status = status
             return result
-        scores = run_score(plan.scorers, state, pod, cluster, feasible, result, self.timer, explain=explain)
+        scores = run_score(
+            plan.scorers, state, pod, cluster, feasible, result, self.timer, explain=explain, scored=fit.count
+        )
         if scores is None:
             return result
         u = float(self.rng.random())
-        hint_allowed = fit.adopted and not sampled_rows and not explain
+        hint_allowed = fit.adopted and not limited and not explain
         any_scorer = bool(self.score_plugins)
         row = select_row(
             result, scores, feasible, state.best_rows, u, hint_allowed=hint_allowed, any_scorer=any_scorer
@@ -403,6 +412,21 @@ class Framework:
     def observe_bind(self, status: str, started: float) -> None:
         """The Bind extension point's duration (the binding itself runs in the binder)."""
         self.timer.point("Bind", status, started)
+
+    def observe_unneeded_binding_cycle(self, checked: float) -> None:
+        """Reserve, Permit, PreBindPreFlight and PreBind of a pod none of whose binding-cycle plugins
+        has work (:meth:`needs_binding_cycle` said no, after ``checked``): upstream runs and observes
+        them for every pod, its plugins returning at once; so are they here, with the check's time."""
+        self.timer.points_without_work(UNNEEDED_BINDING_POINTS, _UNNEEDED_STATUSES, checked)
+
+    def observe_unneeded_after_bind(self, bound: bool, checked: float) -> None:
+        """PostBind after a bind, or Unreserve after a failed one, for such a pod."""
+        self.timer.points_without_work(("PostBind",) if bound else ("Unreserve",), ("Success",), checked)
+
+
+_UNNEEDED_STATUSES = ("Success", "Success", "Skip", "Success")
+"""Upstream's statuses of :data:`UNNEEDED_BINDING_POINTS` when no plugin acts: PreBindPreFlight says
+Skip when every PreBind plugin skips (or there is none)."""
 
 
 def _selected(result: CycleResult, row: int, cluster: ClusterCache) -> CycleResult:

@@ -74,6 +74,7 @@ def _call_all(
     allowing: list[str] = []
     rejection: Status | None = None
     sampled = timer.sampled
+    evaluated = timer.evaluations.pre_filter
     for plugin in plugins:
         try:
             t0 = time.perf_counter() if sampled else 0.0
@@ -83,15 +84,18 @@ def _call_all(
         except Exception as exc:  # a plugin bug must not take the scheduler down
             if sampled:
                 timer.plugin(plugin.name, "PreFilter", "Error", t0)
+            evaluated[plugin.name] += 1
             log.exception("PreFilter plugin %s failed on %s", plugin.name, pod.key)
             msg = f'running PreFilter plugin "{plugin.name}": {exc}'
             return Status(Code.ERROR, (msg,), plugin.name), None, allowing
         if status is SUCCESS and pfr is None:
+            evaluated[plugin.name] += 1
             continue  # the common case, without the enum comparisons below
         code = status.code
         if code == Code.SKIP:
             state.skip_filter.add(plugin.name)
             continue
+        evaluated[plugin.name] += 1  # upstream counts every PreFilter call but a Skip
         if code == Code.ERROR:  # upstream wraps it: running PreFilter plugin "P": <its error>
             msg = f'running PreFilter plugin "{plugin.name}": {status.message}'
             return Status(Code.ERROR, (msg,), plugin.name), None, allowing

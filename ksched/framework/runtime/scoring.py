@@ -61,6 +61,7 @@ def run_pre_score(
     recording = timer.recording
     started = time.perf_counter() if recording else 0.0
     sampled = timer.sampled
+    evaluated = timer.evaluations.pre_score
     for plugin in plugins:
         try:
             t0 = time.perf_counter() if sampled else 0.0
@@ -70,15 +71,19 @@ def run_pre_score(
         except Exception as exc:
             if sampled:
                 timer.plugin(plugin.name, "PreScore", "Error", t0)
+            evaluated[plugin.name] += 1
             log.exception("PreScore plugin %s failed on %s", plugin.name, pod.key)
             failed = Status(Code.ERROR, (f'running PreScore plugin "{plugin.name}": {exc}',), plugin.name)
             timer.point("PreScore", "Error", started)
             return failed
         if status is SUCCESS:
+            evaluated[plugin.name] += 1
             continue
         if status.code == Code.SKIP:
             state.skip_score.add(plugin.name)
-        elif not status.ok:
+            continue
+        evaluated[plugin.name] += 1  # upstream counts every PreScore call but a Skip
+        if not status.ok:
             timer.point("PreScore", status.code.label, started)
             return status.with_plugin(plugin.name)
     if recording:
@@ -96,17 +101,21 @@ def run_score(
     timer: CycleTimer,
     *,
     explain: bool,
+    scored: int = 0,
 ) -> WeightedScores | None:
     """Every Score plugin not skipped, normalized and range-checked; None on an error (then in
-    ``result.status``). With ``explain`` each plugin's normalized scores go to ``result.scores``."""
+    ``result.status``). With ``explain`` each plugin's normalized scores go to ``result.scores``.
+    ``scored``: the number of feasible rows, each an evaluation of every plugin that scores."""
     recording = timer.recording
     started = time.perf_counter() if recording else 0.0
     out = WeightedScores()
     skip = state.skip_score
     sampled = timer.sampled
+    evaluated = timer.evaluations.score
     for plugin, name, weight, norm in scorers:
         if name in skip:
             continue
+        evaluated[name] += scored
         t0 = time.perf_counter() if sampled else 0.0
         try:
             if sampled:

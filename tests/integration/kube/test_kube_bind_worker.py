@@ -195,7 +195,11 @@ def test_the_child_skips_malformed_requests_and_answers_the_rest(sim: SimCluster
         check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout.splitlines() == [READY.strip(), b"[7]"]
+    lines = proc.stdout.splitlines()
+    assert [line for line in lines if not line.startswith(b'["metrics"')] == [READY.strip(), b"[7]"]
+    # the request metrics of the binding travel ahead of its answer
+    metrics = orjson.loads(lines[1])
+    assert metrics[0] == "metrics" and [r[:2] for r in metrics[1]["requests"]] == [["201", "POST"]]
     assert proc.stderr.decode().count("ignoring malformed request") == 3
     assert _node_of(sim, "pod-0") == "node-2"
 
@@ -284,6 +288,7 @@ def test_sigterm_makes_the_child_answer_what_it_holds_then_exit(sim: SimCluster,
             proc.stdin.flush()
             time.sleep(0.2)  # the binding is in flight (500 ms of latency)
             proc.send_signal(signal.SIGTERM)
+            assert proc.stdout.readline().startswith(b'["metrics",')  # its requests, then its answer
             assert proc.stdout.readline() == b"[1]\n"
             assert proc.wait(timeout=30) == 0
         finally:

@@ -34,6 +34,11 @@ UPSTREAM_METRICS = (
     "scheduler_pod_scheduling_sli_duration_seconds_bucket",
     "scheduler_pod_scheduling_attempts_bucket",
     "scheduler_queue_incoming_pods_total",
+    "scheduler_framework_extension_point_duration_seconds_bucket",
+    "scheduler_plugin_evaluation_total",
+    "rest_client_requests_total",
+    "rest_client_request_duration_seconds_bucket",
+    "process_cpu_seconds_total",
 )
 
 
@@ -83,6 +88,8 @@ def test_sched_metrics_readyz_and_sigterm_releases_the_lease(
         what="50 scheduled attempts in /metrics",
     )
     assert proc.metric("scheduler_pending_pods", queue="unschedulable") == 1
+    # The bindings' requests are counted, also when the bind worker child posts them.
+    assert proc.metric("rest_client_requests_total", code="201", method="POST") >= 50
     assert "_created" not in text  # kube-scheduler has no *_created series
 
     t0 = time.monotonic()

@@ -234,13 +234,22 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
         sched.inbox.put(kev.Upserted("pods", pending(f"p{i}", cpu="100m")))
     sched.run(until=lambda s: len(outbox.binds) == 20)
     text = generate_latest(metrics.registry).decode()
-    # Every cycle reports its extension points; Filter runs per node upstream and has no such series.
-    for point in ("PreFilter", "PreScore", "Score"):
+    # Every cycle reports its extension points, Filter once over all nodes (findNodesThatPassFilters),
+    # and the binding cycle's points before Bind also when no plugin has work for the pod.
+    for point, status in (
+        ("PreFilter", "Success"),
+        ("Filter", "Success"),
+        ("PreScore", "Success"),
+        ("Score", "Success"),
+        ("Reserve", "Success"),
+        ("Permit", "Success"),
+        ("PreBindPreFlight", "Skip"),
+        ("PreBind", "Success"),
+    ):
         assert (
             f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="{point}",'
-            f'profile="default-scheduler",status="Success"}} 20.0'
+            f'profile="default-scheduler",status="{status}"}} 20.0'
         ) in text
-    assert 'extension_point="Filter",profile=' not in text
     assert 'scheduler_cache_size{type="nodes"} 2.0' in text
     # The built-in plugins, on the same two sampled cycles (upstream's plugin_execution_duration)
     for plugin, point, status in (

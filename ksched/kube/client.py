@@ -29,6 +29,11 @@ it asked for. Events are repeated too (a duplicate event is harmless).
 
 Rate limit: writes (POST/PUT/PATCH/DELETE, each attempt) take a token from a :class:`TokenBucket`
 with ``clientConnection``'s QPS and burst; reads and watches do not.
+
+Fencing: a client given a ``gate`` (:mod:`ksched.kube.fence`) asks it right before each write
+attempt leaves, after the rate limiter's wait and any backoff, so a retry or a queued write cannot
+slip out once this replica stops leading; a refusal raises :class:`~ksched.kube.fence.Fenced` and is
+never retried.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from yarl import URL
 from ksched import __version__
 from ksched.errors import ApiError, Conflict, Gone, NotFound, TooManyRequests
 from ksched.kube.connection import Connection
+from ksched.kube.fence import WriteGate
 from ksched.kube.ratelimit import BackoffSettings, TokenBucket, backoff_delay
 
 log = logging.getLogger(__name__)
@@ -152,9 +158,15 @@ class ApiClient:
         burst: int | None = None,
         settings: ClientSettings | None = None,
         rng: random.Random | None = None,
+        gate: WriteGate | None = None,
+        user_agent: str = USER_AGENT,
     ) -> None:
         s = settings or ClientSettings()
         self.connection = connection
+        self.gate = gate
+        """Asked before every write attempt (see the module docstring); None: writes are not fenced."""
+        self.user_agent = user_agent
+        """Sent with every request; ``ksched run`` adds its identity so each replica can be told apart."""
         self.settings = s
         self.limiter = TokenBucket(s.qps if qps is None else qps, s.burst if burst is None else burst)
         self._rng = rng or random.Random()
@@ -188,7 +200,7 @@ class ApiClient:
             # CIMultiDict per request; a Content-Type is always set explicitly with a body anyway
             # (see _headers), and aiohttp only adds one for a body.
             self._session = aiohttp.ClientSession(
-                connector=connector, headers={"User-Agent": USER_AGENT, "Accept": JSON}
+                connector=connector, headers={"User-Agent": self.user_agent, "Accept": JSON}
             )
         return self._session
 
@@ -281,6 +293,8 @@ class ApiClient:
                 await self.limiter.acquire()
             if creds.refreshable and creds.due():
                 await self._refresh_credentials(reload=False)
+            if write and self.gate is not None:
+                self.gate.check(method, path)  # the last moment before the request leaves
             self.stats["requests"] += 1
             retry_after: float | None = None
             try:

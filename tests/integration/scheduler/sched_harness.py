@@ -122,7 +122,7 @@ class InProcessScheduler:
             self.outbox = ApiOutbox(self.io, self.client, self.inbox, settings)
             # As the runner builds them: binding-cycle plugins (VolumeBinding) write through the client.
             services = HandleServices(
-                client=PluginApiClient(self.io, self.client, leading=lambda: True),
+                client=PluginApiClient(self.io, self.client, fence=None),
                 snapshot=ClusterView(self.cache),
             )
             profiles = build_profiles(config, seed=seed, services=services)

@@ -137,6 +137,7 @@ class ApiServer:
         agent = request.headers.get("User-Agent", "")
         auth = request.headers.get("Authorization", "")
         code, fault = 0, ""
+        received = self.writes.now()
         try:
             rule = self.faults.partition(agent, auth) if self.faults.active else None
             if rule is not None:
@@ -148,7 +149,7 @@ class ApiServer:
             return resp
         finally:
             if write:
-                self.writes.record(request.method, request.path, agent, auth, code, fault)
+                self.writes.record(request.method, request.path, agent, auth, code, fault, received=received)
 
     def shutdown(self) -> None:
         """Ask every watch stream to finish (called on the loop thread before the runner stops)."""

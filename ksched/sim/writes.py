@@ -2,7 +2,8 @@
 
 Why: a scheduler replica that lost the leader Lease must not write. A test proves that from the
 server's side: each record names the client (its ``User-Agent`` and a digest of its credential),
-the request, the outcome and the server's time when the outcome was decided, so "nothing from
+the request, the outcome and the server's time when the outcome was decided (``timestamp``; and when
+its handling began, ``received``, which tells a late client from a busy server), so "nothing from
 replica X landed after time T" is one filter over :meth:`WriteAudit.records`.
 
 A write is a POST, PUT, PATCH or DELETE to the Kubernetes API (``/admin`` endpoints are not
@@ -42,6 +43,8 @@ class WriteRecord:
     seq: int
     timestamp: float
     """Store clock (seconds since the epoch) when the outcome was decided."""
+    received: float
+    """Store clock when the server began handling the request (its headers had arrived)."""
     method: str
     path: str
     user_agent: str
@@ -77,8 +80,19 @@ class WriteAudit:
         self.dropped = 0
         """Records let go to stay within ``limit``."""
 
+    def now(self) -> float:
+        return self.clock.now()
+
     def record(
-        self, method: str, path: str, user_agent: str, authorization: str, code: int, fault: str = ""
+        self,
+        method: str,
+        path: str,
+        user_agent: str,
+        authorization: str,
+        code: int,
+        fault: str = "",
+        *,
+        received: float | None = None,
     ) -> WriteRecord:
         digest = self._digests.get(authorization)
         if digest is None:
@@ -87,7 +101,18 @@ class WriteAudit:
             digest = self._digests[authorization] = credential_digest(authorization)
         with self._lock:
             self._seq += 1
-            rec = WriteRecord(self._seq, self.clock.now(), method, path, user_agent, digest, code, fault)
+            now = self.clock.now()
+            rec = WriteRecord(
+                self._seq,
+                now,
+                now if received is None else received,
+                method,
+                path,
+                user_agent,
+                digest,
+                code,
+                fault,
+            )
             if len(self._records) == self._records.maxlen:
                 self.dropped += 1
             self._records.append(rec)

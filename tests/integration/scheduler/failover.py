@@ -83,6 +83,8 @@ class Deposition:
     """Writes that reached the store at or after its lease expired: must be empty."""
     last_write_after_renewal_s: float
     """From its last accepted renewal to its last write that reached the store."""
+    last_received_after_renewal_s: float
+    """The same, to the moment the server began handling that write (the rest is the server's own delay)."""
     by_client: dict[str, int]
     """Writes that reached the store per client of the replica (scheduler, bind-worker, leader-election)."""
 
@@ -96,9 +98,14 @@ def deposition(sim: SimCluster, identity: str, lease_s: float) -> Deposition:
     renewed = last_renewal(sim, identity)
     landed = [w for w in writes_of(sim, identity) if w.reached_store]
     late = [w for w in landed if w.timestamp >= renewed + lease_s]
-    last = max((w.timestamp for w in landed), default=renewed)
+    last = max(landed, key=lambda w: w.timestamp, default=None)
     return Deposition(
-        identity, len(landed), late, last - renewed, dict(Counter(client_of(w.user_agent) for w in landed))
+        identity,
+        len(landed),
+        late,
+        (last.timestamp if last else renewed) - renewed,
+        (last.received if last else renewed) - renewed,
+        dict(Counter(client_of(w.user_agent) for w in landed)),
     )
 
 

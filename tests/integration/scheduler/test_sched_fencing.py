@@ -4,14 +4,15 @@ The issue's "done when": the audit shows no write from the deposed leader after 
 the standby takes over within leaseDuration + retryPeriod, no pod is bound twice and none is lost.
 
 One embedded cluster and one stream of pods serve every round (a module-scoped fixture); each round
-partitions the current leader, and a replacement replica starts as the partition begins (as a
-Deployment would restart the deposed one), so the next round finds a standby. The replacement comes
-from an interpreter started two rounds earlier with ksched already imported (``KschedProcess(held=
-True)``: no replica until released), so a round lasts about a takeover, not a Python start-up.
+partitions the current leader once it is binding pods, and a replacement replica starts once the
+deposed leader's fence has shut (as a Deployment would restart it), so the next round finds a
+standby. The replacement comes from an interpreter started two rounds earlier with ksched already
+imported (``KschedProcess(held=True)``: no replica until released), so a round lasts about a
+takeover and a cache sync, not a Python start-up.
 
 The rounds cycle through the partition modes (refuse, reset, black-hole) and two scopes: the whole
 replica, or only its Lease client, in which case the replica still reaches the API for everything
-else and only its fence stops its writes. Short lease settings keep a round near two seconds.
+else and only its fence stops its writes. Short lease settings keep a round near three seconds.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ from sched_harness import KschedProcess, wait_until, write_config
 from ksched.sim import SimCluster
 from ksched.sim.workloads import node_template
 
-LEASE_S, RENEW_S, RETRY_S = 2.0, 1.2, 0.3
+LEASE_S, RENEW_S, RETRY_S = 2.0, 0.8, 0.2
+"""leaseDuration − renewDeadline (1.2 s) is the margin for a write that passed the fence just before
+its deadline to reach the API server, which on a busy 2-core machine can take most of a second; a
+round lasts about one leaseDuration."""
 ROUNDS = 20
 PLAN = (
     ("replica", "refuse"),
@@ -56,6 +60,8 @@ class Failover:
     late_writes: int = 0
     stream: PodStream | None = None
     spares: list[KschedProcess] = field(default_factory=list)
+    failed: str = ""
+    """The first round that failed: the later ones are skipped (they would only fail in its wake)."""
 
     def start_replica(self) -> KschedProcess:
         """Release the oldest held spare as a replica, and hold a new one: each spare has two rounds
@@ -74,25 +80,39 @@ class Failover:
     def running(self) -> list[KschedProcess]:
         return [p for p in self.procs if p.proc.poll() is None and p not in self.spares]
 
-    def leader(self) -> tuple[KschedProcess, str]:
-        def find() -> tuple[KschedProcess, str] | None:
-            ident = holder(self.sim)
-            for proc in self.running():
-                if ident and identity_in(proc.log()) == ident:
-                    return proc, ident
+    def leader(self) -> tuple[KschedProcess, str] | None:
+        """The running replica that holds the Lease, if any."""
+        ident = holder(self.sim)
+        for proc in self.running():
+            if ident and identity_in(proc.log()) == ident:
+                return proc, ident
+        return None
+
+    def ready(self) -> tuple[KschedProcess, str] | None:
+        """A leader that is binding pods, and a synced standby beside it: a round can begin. A
+        replica that exited outside a round (a renewal too slow on a busy machine deposes a leader
+        too) is replaced first, as a Deployment would."""
+        while len(self.running()) < 2:
+            self.start_replica()
+        found = self.leader()
+        if found is None or not binds_of(self.sim, found[1]):
             return None
+        for proc in self.running():
+            log = proc.log()
+            if proc is not found[0] and identity_in(log) and "caches synced" in log:
+                return found
+        return None
 
-        return wait_until(find, timeout=30, interval=0.02, what="a running leader")
-
-    def standby(self, leader: KschedProcess) -> KschedProcess:
-        def ready() -> KschedProcess | None:
-            for proc in self.running():
-                log = proc.log()
-                if proc is not leader and identity_in(log) and "caches synced" in log:
-                    return proc
-            return None
-
-        return wait_until(ready, timeout=30, interval=0.05, what="a synced standby")
+    def wait_ready(self) -> tuple[KschedProcess, str]:
+        try:
+            return wait_until(self.ready, timeout=30, interval=0.05, what="a binding leader and a standby")
+        except AssertionError as exc:
+            logs = "\n".join(
+                f"--- {p.name} (exit {p.proc.poll()})\n{p.log()[-2000:]}"
+                for p in self.procs
+                if p not in self.spares
+            )
+            raise AssertionError(f"{exc}; lease holder {holder(self.sim)!r}\n{logs}") from None
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +130,7 @@ def failover(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Failover]:
     try:
         state.start_replica()
         state.start_replica()
-        leader, _ = state.leader()
-        state.standby(leader)
-        state.stream = PodStream(sim, per_tick=8, tick_s=0.2).start()
+        state.stream = PodStream(sim, per_tick=4, tick_s=0.2).start()
         yield state
     finally:
         if state.stream is not None:
@@ -129,17 +147,30 @@ def _round_id(i: int) -> str:
 
 @pytest.mark.parametrize("round_no", range(ROUNDS), ids=_round_id)
 def test_sched_fenced_failover(failover: Failover, round_no: int) -> None:
+    if failover.failed:
+        pytest.skip(f"{failover.failed} failed")
+    try:
+        _round(failover, round_no)
+    except BaseException:
+        failover.failed = _round_id(round_no)
+        raise
+
+
+def _round(failover: Failover, round_no: int) -> None:
+    """Partition the leader once; check its deposition, the takeover and the bindings so far."""
     scope, mode = PLAN[round_no % len(PLAN)]
     sim = failover.sim
     tw = time.monotonic()
-    leader, ident = failover.leader()
-    failover.standby(leader)
-    wait_until(lambda: binds_of(sim, ident), timeout=30, interval=0.05, what=f"{ident} to bind a pod")
+    leader, ident = failover.wait_ready()
     waited = time.monotonic() - tw
-    failover.start_replica()
     t0 = time.monotonic()
     sim.faults.set_partitions((partition_rule(ident, scope, mode),))
     try:
+        # Its replacement starts once its fence has shut, as a Deployment would restart it: early
+        # enough to be synced when the next round begins, late enough that its first lists do not
+        # slow the API server while the deposed leader's last writes are on their way.
+        time.sleep(RENEW_S + 0.1)
+        failover.start_replica()
         wait_until(
             lambda: holder(sim) not in ("", ident), timeout=LEASE_S + 10, interval=0.01, what="a new holder"
         )
@@ -152,10 +183,10 @@ def test_sched_fenced_failover(failover: Failover, round_no: int) -> None:
     dep = deposition(sim, ident, LEASE_S)
     failover.late_writes += len(dep.late)
     print(
-        f"{_round_id(round_no)}: binding, standby ready after {waited:.2f}s; takeover {takeover:.2f}s; "
+        f"{_round_id(round_no)}: ready after {waited:.2f}s; takeover {takeover:.2f}s; "
         f"deposed leader exited {rc} after {exited:.2f}s; its writes {dep.by_client}, the last "
-        f"{dep.last_write_after_renewal_s:.2f}s after its last renewal, "
-        f"{len(dep.late)} after its lease expired"
+        f"{dep.last_write_after_renewal_s:.2f}s (received {dep.last_received_after_renewal_s:.2f}s) "
+        f"after its last renewal, {len(dep.late)} after its lease expired"
     )
     assert rc == 1, leader.log()[-3000:]
     assert "Leaderelection lost" in leader.log()
@@ -166,6 +197,8 @@ def test_sched_fenced_failover(failover: Failover, round_no: int) -> None:
 
 def test_sched_fenced_failover_lost_no_pod(failover: Failover) -> None:
     """After the rounds: every pod created while leaders were being deposed is bound exactly once."""
+    if failover.failed:
+        pytest.skip(f"{failover.failed} failed")
     sim = failover.sim
     assert failover.stream is not None
     created = failover.stream.stop()

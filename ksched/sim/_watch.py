@@ -129,9 +129,6 @@ class Watches:
         """Run one watch request until timeout, client disconnect, server stop, an injected drop or
         a partition of its client (cut at the stream's next wake-up; ``blackhole``: silent first)."""
         store, settings, loop = self._store, self._settings, asyncio.get_running_loop()
-        faults = self._faults
-        agent = request.headers.get("User-Agent", "")
-        auth = request.headers.get("Authorization", "")
         cursor = _start_cursor(q)
         bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
         send_initial = q.get("sendInitialEvents") in ("true", "1")
@@ -157,8 +154,8 @@ class Watches:
                 await self._write(resp, out)
             next_bookmark = loop.time() + settings.bookmark_interval_s
             while not self.closing:
-                if faults.active and (rule := faults.partition(agent, auth)) is not None:
-                    await cut_watch(faults, rule)
+                if self._faults.active:
+                    await self._cut_if_partitioned(request)
                 waker.pending = False
                 waker.event.clear()
                 try:
@@ -205,6 +202,13 @@ class Watches:
             store.remove_listener(rtype, waker)
             self._wakers.discard(waker)
         return resp
+
+    async def _cut_if_partitioned(self, request: web.BaseRequest) -> None:
+        """Raise (cutting the stream) if the watching client is behind a partition now."""
+        headers = request.headers
+        rule = self._faults.partition(headers.get("User-Agent", ""), headers.get("Authorization", ""))
+        if rule is not None:
+            await cut_watch(self._faults, rule)
 
     async def _forward(
         self,

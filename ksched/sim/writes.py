@@ -33,7 +33,8 @@ import orjson
 from ksched.sim._clock import Clock, SystemClock
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-DEFAULT_LIMIT = 200_000
+DEFAULT_LIMIT = 100_000
+"""Records kept (a few hundred bytes each): enough for a chaos run's tens of thousands of writes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,7 @@ class WriteAudit:
         self._seq = 0
         self._lock = threading.Lock()
         self._digests: dict[str, str] = {}
+        self._agents: dict[str, str] = {}
         self.dropped = 0
         """Records let go to stay within ``limit``."""
 
@@ -94,12 +96,15 @@ class WriteAudit:
         *,
         received: float | None = None,
     ) -> WriteRecord:
-        digest = self._digests.get(authorization)
-        if digest is None:
-            if len(self._digests) >= 64:
-                self._digests.clear()
-            digest = self._digests[authorization] = credential_digest(authorization)
         with self._lock:
+            digest = self._digests.get(authorization)
+            if digest is None:
+                if len(self._digests) >= 64:
+                    self._digests.clear()
+                digest = self._digests[authorization] = credential_digest(authorization)
+            if len(self._agents) >= 256:
+                self._agents.clear()
+            user_agent = self._agents.setdefault(user_agent, user_agent)  # one copy per client
             self._seq += 1
             now = self.clock.now()
             rec = WriteRecord(

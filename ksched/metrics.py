@@ -211,6 +211,17 @@ class Metrics:
             "its series instead of being created.",
         )
         # ---- end ksched: Events ---------------------------------------------------------------------
+        # --- leader election (client-go's leaderelection metrics) -------------------------------------
+        # ``leader_election_master_status{name}``: 1 while this process holds the Lease ``name``, 0
+        # otherwise (set by ksched.runner's election callbacks; 0 from the start for a standby).
+        self.leader_election_master_status: Gauge = self._gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, "
+            "1 indicates master. 'name' is the string used to identify the lease. Please make sure "
+            "to group by name.",
+            ("name",),
+        )
+        # --- end of leader election ------------------------------------------------------------------
 
     def _counter(self, name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
         return Counter(_strip_total(name), doc, labels, registry=self.registry)

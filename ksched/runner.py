@@ -6,9 +6,17 @@ thread runs the scheduling loop, the only writer of the cache and the queue; the
 (:mod:`ksched.kube.bind_worker`, ``--bind-worker``) posts the bindings from a child process, or the
 I/O loop does when it is off.
 
+Fencing (:mod:`ksched.kube.fence`): one :class:`Fence` per process. The scheduler's client, the
+outbox, the plugin client and the bind worker (which shares it with its child) ask its write gate
+before anything leaves; the leader-election client asks its Lease gate. Only the elector moves it.
+Every client's User-Agent carries the replica's identity (``<hostname>_<uuid>``, the Lease holder
+name), so the API server's audit tells each replica's requests apart.
+
 Shutdown (SIGTERM or SIGINT): stop popping pods, let in-flight bindings finish (bounded wait),
-release the Lease, stop the I/O thread, exit 0. Losing the Lease stops scheduling at once and
-exits 1, as kube-scheduler does, so a supervisor restarts the process as a standby.
+stop every write, release the Lease, stop the I/O thread, exit 0. Losing the Lease shuts the fence
+at once (nothing more is sent, not even what was queued: the pods stay pending for the next
+leader), logs "Leaderelection lost" and exits 1 without waiting for requests in flight, as
+kube-scheduler does, so a supervisor restarts the process as a standby.
 """
 
 from __future__ import annotations
@@ -36,8 +44,9 @@ from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.framework.view import ClusterView
 from ksched.kube.bind_worker import BindWorker
-from ksched.kube.client import ApiClient
+from ksched.kube.client import USER_AGENT, ApiClient
 from ksched.kube.connection import Connection, load_connection
+from ksched.kube.fence import UNFENCED, Fence
 from ksched.kube.informer import Informer
 from ksched.kube.io_thread import IOThread
 from ksched.kube.request_metrics import RequestTally
@@ -52,8 +61,8 @@ from ksched.model.workloads import replica_set_from_dict, service_from_dict, sta
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox, OutboxSettings
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
-from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
-from ksched.scheduler.loop import Scheduler
+from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector, default_identity
+from ksched.scheduler.loop import LOST_LEADERSHIP, Scheduler
 from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
@@ -62,6 +71,8 @@ from ksched.server import Health, build_app, start_server, tls_context
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
+LOST_WORKER_TIMEOUT_S = 1.0
+"""After losing the Lease: how long the bind worker may take to answer before it is killed."""
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 """Upstream's pod informer ignores finished pods: they hold no resources."""
 GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
@@ -159,7 +170,12 @@ def _tune_gc(io: IOThread) -> None:
 
 
 def _bind_worker(
-    options: RunOptions, client: ApiClient, kubeconfig: str | None, tally: RequestTally | None = None
+    options: RunOptions,
+    client: ApiClient,
+    kubeconfig: str | None,
+    *,
+    fence: Fence | None = None,
+    tally: RequestTally | None = None,
 ) -> BindWorker | None:
     """The bind worker this process uses, if any (see :attr:`RunOptions.bind_worker`); the
     requests it makes are counted in ``tally``."""
@@ -179,42 +195,86 @@ def _bind_worker(
         burst=client.limiter.burst,
         max_in_flight=max(1, pool - 4) if (pool := client.settings.max_connections) > 0 else 256,
         request_metrics=tally,
+        fence=fence,
+        user_agent=f"{client.user_agent} bind-worker",
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Writers:
+    """The API client every write but the Lease goes through, and what sends on it."""
+
+    client: ApiClient
+    bind_worker: BindWorker | None
+    outbox: ApiOutbox
+
+
+def _writers(
+    io: IOThread,
+    options: RunOptions,
+    config: SchedulerConfiguration,
+    inbox: Inbox,
+    fence: Fence,
+    user_agent: str,
+    metrics: Metrics,
+    tally: RequestTally,
+) -> _Writers:
+    """The scheduler's client (behind ``fence``), its bind worker (sharing the fence) and the
+    outbox; every request is counted in ``tally``."""
+    kubeconfig = options.kubeconfig or config.client_connection.kubeconfig or None
+    cc = config.client_connection
+    client = io.client(
+        load_connection(kubeconfig),
+        qps=cc.qps,
+        burst=cc.burst,
+        metrics=tally,
+        gate=fence.writes,
+        user_agent=user_agent,
+    )
+    fenced = fence.state != UNFENCED
+    bind_worker = _bind_worker(options, client, kubeconfig, fence=fence if fenced else None, tally=tally)
+    if bind_worker is not None:
+        io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
+        io.add_closer(bind_worker.close)
+    # Upstream's events client has its own rate limit, with clientConnection's qps and burst.
+    event_limits = OutboxSettings(event_qps=cc.qps, event_burst=cc.burst)
+    outbox = ApiOutbox(
+        io,
+        client,
+        inbox,
+        event_limits,
+        bind_worker=bind_worker,
+        metrics=metrics,
+        fence=fence.writes if fenced else None,
+    )
+    return _Writers(client, bind_worker, outbox)
+
+
 def run(options: RunOptions) -> int:
-    """Run a scheduler process; returns the exit status."""
+    """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
     ssl_context = _tls(options)
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
     if registry.out_of_tree:
         log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
-    leader_elect = (
-        config.leader_election.leader_elect if options.leader_elect is None else options.leader_elect
-    )
+    le = config.leader_election
+    leader_elect = le.leader_elect if options.leader_elect is None else options.leader_elect
+    identity = default_identity()  # also in every User-Agent, so each replica's requests are told apart
+    fence = Fence(leader_election=leader_elect, lease=f"{le.resource_namespace}/{le.resource_name}")
     cache = ClusterCache()
     inbox = Inbox()
-    kubeconfig = options.kubeconfig or config.client_connection.kubeconfig or None
-    connection = load_connection(kubeconfig)
     io = IOThread().start()
     try:
-        cc = config.client_connection
-        client = io.client(connection, qps=cc.qps, burst=cc.burst, metrics=tally)
-        bind_worker = _bind_worker(options, client, kubeconfig, tally)
-        if bind_worker is not None:
-            io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
-            io.add_closer(bind_worker.close)
-        # Upstream's events client has its own rate limit, with clientConnection's qps and burst.
-        event_limits = OutboxSettings(event_qps=cc.qps, event_burst=cc.burst)
-        outbox = ApiOutbox(io, client, inbox, event_limits, bind_worker=bind_worker, metrics=metrics)
+        writers = _writers(io, options, config, inbox, fence, f"{USER_AGENT} ({identity})", metrics, tally)
+        client, outbox = writers.client, writers.outbox
         instance = socket.gethostname()
         informers = _informers(client, inbox)
         health = Health(leader_election=leader_elect, leading=not leader_elect)
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(
             events=reporter,
-            client=PluginApiClient(io, client, leading=lambda: health.leading),
+            client=PluginApiClient(io, client, fence=outbox.fence),
             snapshot=ClusterView(cache),
         )
         recorder = FrameworkMetrics(metrics)
@@ -250,15 +310,15 @@ def run(options: RunOptions) -> int:
         _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
         for informer in informers:
             informer.start(io)
-        elector = _elect(io, connection, config, health, inbox, tally) if leader_elect else None
+        election = _Election(health, inbox, fence, metrics, identity, tally)
+        elector = _elect(io, client.connection, config, election) if leader_elect else None
         _install_signal_handlers(inbox)
         scheduler.run()
-        log.info("stopping: %s", scheduler.stop_reason)
         health.stopping = True
-        _shut_down(io, scheduler, informers, outbox, elector)
+        _shut_down(io, scheduler, informers, writers, elector)
     finally:
         io.stop()
-    return 1 if scheduler.stop_reason == "lost leadership" else 0
+    return 1 if scheduler.stop_reason == LOST_LEADERSHIP else 0
 
 
 def _serve(
@@ -275,37 +335,56 @@ def _serve(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Election:
+    """What the election callbacks update: readiness, the loop, the fence's owner and the gauge."""
+
+    health: Health
+    inbox: Inbox
+    fence: Fence
+    metrics: Metrics
+    identity: str
+    tally: RequestTally
+
+
 def _elect(
-    io: IOThread,
-    connection: Connection,
-    config: SchedulerConfiguration,
-    health: Health,
-    inbox: Inbox,
-    tally: RequestTally,
+    io: IOThread, connection: Connection, config: SchedulerConfiguration, election: _Election
 ) -> LeaderElector:
     """Start campaigning for the Lease; leadership changes reach the loop through the inbox."""
     le = config.leader_election
     settings = LeaderElectionSettings(
         namespace=le.resource_namespace,
         name=le.resource_name,
+        identity=election.identity,
         lease_duration_s=le.lease_duration_s,
         renew_deadline_s=le.renew_deadline_s,
         retry_period_s=le.retry_period_s,
     )
+    status = election.metrics.leader_election_master_status.labels(name=le.resource_name)
+    status.set(0)
 
     def started() -> None:
-        health.leading = True
-        inbox.put(LeadershipChanged(True))
+        election.health.leading = True
+        status.set(1)
+        election.inbox.put(LeadershipChanged(True))
 
-    def stopped() -> None:
-        health.leading = False
-        inbox.put(LeadershipChanged(False))
+    def stopped() -> None:  # the elector has shut the fence already
+        election.health.leading = False
+        status.set(0)
+        election.inbox.put(LeadershipChanged(False))
 
     # Its own client (connection pool), as kube-scheduler has a separate leader-election client:
     # renewals must not queue behind hundreds of bindings for a connection and lose the lease.
     cc = config.client_connection
-    le_client = io.client(connection, qps=cc.qps, burst=cc.burst, metrics=tally)
-    elector = LeaderElector(le_client, settings, on_started=started, on_stopped=stopped)
+    le_client = io.client(
+        connection,
+        qps=cc.qps,
+        burst=cc.burst,
+        metrics=election.tally,
+        gate=election.fence.lease_writes,
+        user_agent=f"{USER_AGENT} ({election.identity}) leader-election",
+    )
+    elector = LeaderElector(le_client, settings, fence=election.fence, on_started=started, on_stopped=stopped)
     io.submit(elector.run())
     log.info(
         "waiting to acquire the lease %s/%s as %s", le.resource_namespace, le.resource_name, settings.identity
@@ -317,21 +396,37 @@ def _shut_down(
     io: IOThread,
     scheduler: Scheduler,
     informers: list[Informer],
-    outbox: ApiOutbox,
+    writers: _Writers,
     elector: LeaderElector | None,
 ) -> None:
-    """Stop watching, let in-flight bindings finish (bounded), release the Lease unless it was lost."""
+    """Stop watching; then, on a clean stop, let in-flight bindings finish (bounded) and release the
+    Lease. After losing the Lease, exit at once as kube-scheduler does ("Leaderelection lost"): the
+    fence is shut, so nothing queued is sent and nothing in flight is waited for; the bind worker
+    (which shares the fence) is given a moment to answer, then killed."""
+    lost = scheduler.stop_reason == LOST_LEADERSHIP
+    if lost:
+        log.error("Leaderelection lost")
+    else:
+        log.info("stopping: %s", scheduler.stop_reason)
     for informer in informers:
         informer.stop()
     scheduler.profiler.finish()
+    outbox = writers.outbox
+    if lost:
+        worker = writers.bind_worker
+        if worker is not None:
+            io.run(worker.close(timeout_s=LOST_WORKER_TIMEOUT_S), timeout=LOST_WORKER_TIMEOUT_S + 2)
+        io.run(outbox.close(), timeout=5)
+        return
     try:
         io.run(outbox.drain(DRAIN_TIMEOUT_S), timeout=DRAIN_TIMEOUT_S + 1)
     except (TimeoutError, concurrent.futures.TimeoutError):
         log.warning("in-flight bindings did not finish within %.0fs", DRAIN_TIMEOUT_S)
     if elector is not None:
-        io.call_soon(elector.stop)
-        if scheduler.stop_reason != "lost leadership":
+        try:
             io.run(elector.release(), timeout=5)
+        except (TimeoutError, concurrent.futures.TimeoutError):
+            log.warning("the Lease was not released within 5s; standbys wait for it to expire")
     io.run(outbox.close(), timeout=5)
 
 

@@ -4,8 +4,9 @@ Configuration (kubeconfig, ``KUBECONFIG``, in-cluster) is loaded by the ``kubern
 turned into one aiohttp session (:mod:`~ksched.kube.connection`), run by a dedicated I/O thread
 (:mod:`~ksched.kube.io_thread`) that carries every request: raw REST verbs with retries and a write
 rate limit (:mod:`~ksched.kube.client`), list/watch informers that emit decoded model records
-(:mod:`~ksched.kube.informer`, :mod:`~ksched.kube.events`) and the scheduler's writes
-(:mod:`~ksched.kube.writers`). Imports only ``ksched.model``, ``ksched.errors`` and third-party code.
+(:mod:`~ksched.kube.informer`, :mod:`~ksched.kube.events`), the scheduler's writes
+(:mod:`~ksched.kube.writers`) and the fence every write passes first (:mod:`~ksched.kube.fence`).
+Imports only ``ksched.model``, ``ksched.errors`` and third-party code.
 """
 
 from ksched.kube.client import ApiClient, ApiConnectionError, ClientSettings, RetrySettings, status_error

@@ -23,6 +23,12 @@ The wire between the two is a pair of pipes carrying one JSON array per line:
   last one (:meth:`~ksched.kube.request_metrics.RequestTally.take`), which the scheduler adds to its
   own so that its ``rest_client_*`` metrics count the bindings' requests.
 
+Fencing (:mod:`ksched.kube.fence`): the parent shares its fence's write deadline with the child
+through an inherited memory file (``--fence-fd``); the child's client checks it right before each
+binding attempt leaves, so a binding handed over but not yet sent when this replica stops leading
+(or stops renewing in time) is never sent, with no message needed. The parent also refuses to hand
+a binding over once the fence is shut.
+
 End of input (the scheduler closed the pipe, or died) makes the child finish the bindings in flight
 and exit. When the child dies instead, :class:`BindWorker` fails the bindings it had in flight
 with :class:`ApiConnectionError` (the scheduler requeues those pods; one that was bound after all is
@@ -49,9 +55,10 @@ from typing import Any
 import orjson
 
 from ksched.errors import ApiError, KschedError
-from ksched.kube.client import ApiClient, ApiConnectionError, status_error
+from ksched.kube.client import USER_AGENT, ApiClient, ApiConnectionError, status_error
+from ksched.kube.fence import Fence, SharedDeadline, SharedGate
 from ksched.kube.request_metrics import RequestTally
-from ksched.kube.writers import bind
+from ksched.kube.writers import bind, pod_path
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=int, required=True)
     parser.add_argument("--max-in-flight", type=int, default=256)
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--user-agent", default=USER_AGENT)
+    parser.add_argument("--fence-fd", type=int, default=None, help="the parent's shared write deadline")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s bind-worker %(message)s")
     # The scheduler owns shutdown: a Ctrl-C sent to the whole process group must not cut bindings
@@ -224,9 +233,13 @@ def main(argv: list[str] | None = None) -> int:
         log.error("bind worker: %s", exc)
         return 2
 
+    gate = SharedGate(SharedDeadline.attach(args.fence_fd)) if args.fence_fd is not None else None
+
     async def run() -> None:
         tally = RequestTally()
-        client = ApiClient(connection, qps=args.qps, burst=args.burst, metrics=tally)
+        client = ApiClient(
+            connection, qps=args.qps, burst=args.burst, metrics=tally, gate=gate, user_agent=args.user_agent
+        )
         try:
             await serve(client, args.max_in_flight, tally)
         finally:
@@ -241,7 +254,8 @@ class BindWorker:
     """The scheduler's side: :meth:`bind` is a drop-in for :func:`ksched.kube.writers.bind`.
 
     Lives on the I/O thread's loop. ``fallback`` binds in-process (the scheduler's own client) once
-    the child has failed too often to keep restarting it.
+    the child has failed too often to keep restarting it. With a ``fence`` the child shares its
+    write deadline and no binding is handed over while it is shut (see the module docstring).
     """
 
     def __init__(
@@ -258,14 +272,19 @@ class BindWorker:
         answer_timeout_s: float = 300.0,
         command: list[str] | None = None,
         request_metrics: RequestTally | None = None,
+        fence: Fence | None = None,
+        user_agent: str | None = None,
     ) -> None:
         """``request_metrics``: the scheduler's tally, where the child's request metrics are added."""
         self._fallback = fallback
         self._request_metrics = request_metrics
+        self._fence = fence
         argv = ["--qps", repr(qps), "--burst", str(burst), "--max-in-flight", str(max_in_flight)]
         argv += ["--log-level", logging.getLevelName(max(logging.getLogger().level, logging.INFO))]
         if kubeconfig:
             argv += ["--kubeconfig", kubeconfig]
+        if user_agent:
+            argv += ["--user-agent", user_agent]
         self._command = (command or [sys.executable, "-m", "ksched.kube.bind_worker"]) + argv
         self._max_starts = max_starts
         self._start_window_s = start_window_s
@@ -326,8 +345,13 @@ class BindWorker:
 
     async def _spawn(self) -> bool:
         loop = asyncio.get_running_loop()
+        command: list[str] = self._command
+        keep: tuple[int, ...] = ()
+        if self._fence is not None:
+            fd = self._fence.share()
+            command, keep = [*command, "--fence-fd", str(fd)], (fd,)
         try:
-            proc = subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=keep)
         except OSError as exc:
             log.error("bind worker: cannot start %s: %s", self._command[0], exc)
             return False
@@ -370,6 +394,8 @@ class BindWorker:
         self._watchdog = loop.call_later(self._answer_timeout_s / 4, self._check_answers)
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        if self._fence is not None:  # raises Fenced: nothing handed over, nothing sent
+            self._fence.writes.check("POST", pod_path(namespace, name, "binding"))
         if self._writer is None and not self.gave_up:
             await self.start()
         writer = self._writer

@@ -33,6 +33,10 @@ with ``clientConnection``'s QPS and burst; reads and watches do not.
 Metrics: given a :class:`~ksched.kube.request_metrics.RequestRecorder`, the client reports what
 client-go's REST client reports (that module says what and when), for the price of two clock reads
 and a few dictionary updates per request.
+Fencing: a client given a ``gate`` (:mod:`ksched.kube.fence`) asks it right before each write
+attempt leaves, after the rate limiter's wait and any backoff, so a retry or a queued write cannot
+slip out once this replica stops leading; a refusal raises :class:`~ksched.kube.fence.Fenced` and is
+never retried.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from yarl import URL
 from ksched import __version__
 from ksched.errors import ApiError, Conflict, Gone, NotFound, TooManyRequests
 from ksched.kube.connection import Connection
+from ksched.kube.fence import WriteGate
 from ksched.kube.ratelimit import BackoffSettings, TokenBucket, backoff_delay
 from ksched.kube.request_metrics import NO_ANSWER, RequestRecorder
 
@@ -160,6 +165,8 @@ class ApiClient:
         settings: ClientSettings | None = None,
         rng: random.Random | None = None,
         metrics: RequestRecorder | None = None,
+        gate: WriteGate | None = None,
+        user_agent: str = USER_AGENT,
     ) -> None:
         """``metrics``: where requests are reported (see the module docstring); None: nowhere."""
         s = settings or ClientSettings()
@@ -167,6 +174,10 @@ class ApiClient:
         self.metrics = metrics
         self.host = urlsplit(connection.server).netloc.rpartition("@")[2]
         """The server's ``host[:port]``: the ``host`` label of the request metrics."""
+        self.gate = gate
+        """Asked before every write attempt (see the module docstring); None: writes are not fenced."""
+        self.user_agent = user_agent
+        """Sent with every request; ``ksched run`` adds its identity so each replica can be told apart."""
         self.settings = s
         self.limiter = TokenBucket(s.qps if qps is None else qps, s.burst if burst is None else burst)
         self._rng = rng or random.Random()
@@ -200,7 +211,7 @@ class ApiClient:
             # CIMultiDict per request; a Content-Type is always set explicitly with a body anyway
             # (see _headers), and aiohttp only adds one for a body.
             self._session = aiohttp.ClientSession(
-                connector=connector, headers={"User-Agent": USER_AGENT, "Accept": JSON}
+                connector=connector, headers={"User-Agent": self.user_agent, "Accept": JSON}
             )
         return self._session
 
@@ -297,6 +308,8 @@ class ApiClient:
                     rec.throttled(method, host, waited)
             if creds.refreshable and creds.due():
                 await self._refresh_credentials(reload=False)
+            if write and self.gate is not None:
+                self.gate.check(method, path)  # the last moment before the request leaves
             self.stats["requests"] += 1
             retry_after: float | None = None
             raw = b""

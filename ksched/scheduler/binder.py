@@ -22,6 +22,12 @@ runs it with many requests in flight and puts bind outcomes back in the inbox.
   drops the newest when full, except that a Warning displaces a queued Normal write; it is sent
   at most ``event_qps`` per second. Events are best effort and never slow scheduling; drops and
   repeats are counted in ``ksched_events_dropped_total`` and ``ksched_event_series_updates_total``.
+- **Fencing** (:mod:`ksched.kube.fence`): each public method asks the fence's write gate first
+  and, while it is shut (a standby, a deposed leader), sends nothing: a binding comes back at once
+  as a failed :class:`BindDone` (the pod stays pending in the API for the next leader), a
+  preemption as a failed :class:`PreemptionDone`, a patch or an event is dropped (counted in
+  :attr:`ApiOutbox.fenced_writes`). Bindings ask again when their turn comes on the I/O loop, and
+  the client asks once more right before each request leaves.
 """
 
 from __future__ import annotations
@@ -37,12 +43,13 @@ from typing import Any, Final, Protocol
 from ksched.kube.bind_worker import BindWorker
 from ksched.kube.client import ApiClient
 from ksched.kube.event_series import FINISH_TIME_S, REFRESH_TIME_S, EventSeriesCache, EventWrite, event_key
+from ksched.kube.fence import Fenced, WriteGate
 from ksched.kube.io_thread import IOThread
 from ksched.kube.ratelimit import TokenBucket
 from ksched.kube.writers import bind, delete_pod, patch_pod_status, write_event
 from ksched.metrics import Children, Metrics
 from ksched.model.pod import Pod
-from ksched.scheduler.inbox import BindDone, Inbox
+from ksched.scheduler.inbox import BindDone, Inbox, PreemptionDone
 from ksched.scheduler.preemption import PreemptionJob, carry_out
 
 log = logging.getLogger(__name__)
@@ -106,9 +113,15 @@ class ApiOutbox:
         bind_worker: BindWorker | None = None,
         metrics: Metrics | None = None,
         wall_clock: Callable[[], float] = time.time,
+        fence: WriteGate | None = None,
     ) -> None:
         self.io = io
         self.client = client
+        self.fence = fence
+        """The write gate asked before anything is handed over (None: writes are not fenced)."""
+        self.fenced_writes = 0
+        """Patches, events, bindings and preemptions not sent because the fence was shut (counted
+        from both threads without a lock: a figure for logs, not an exact count)."""
         self.bind_worker = bind_worker
         """Posts the bindings from a child process when set (:mod:`ksched.kube.bind_worker`)."""
         self.inbox = inbox
@@ -138,13 +151,38 @@ class ApiOutbox:
     # thread (_start), which keeps that work off the scheduling thread and leaves no never-awaited
     # coroutine behind when the loop is already gone.
     def bind(self, pod: Pod, node: str) -> None:
+        if self._fenced():
+            self.inbox.put(BindDone(pod, node, self._refusal("POST", f"pods/{pod.name}/binding")))
+            return
         self.io.call_soon_batched(self._start_bind, pod, node)
 
     def patch_status(self, pod: Pod, patch: dict[str, Any]) -> None:
+        if self._fenced():
+            return
         self.io.call_soon_batched(self._start_patch, pod, patch)
 
     def event(self, body: dict[str, Any]) -> None:
+        if self._fenced():
+            return
         self.io.call_soon_batched(self._queue_event, body)
+
+    def _fenced(self) -> bool:
+        """Whether the fence is shut now (any thread); a refusal is counted."""
+        if self.fence is None or self.fence.allows():
+            return False
+        self.fenced_writes += 1
+        if self.fenced_writes in (1, 100) or self.fenced_writes % 10_000 == 0:
+            log.info("not leading: %d writes not sent so far", self.fenced_writes)
+        return True
+
+    def _refusal(self, method: str, path: str) -> Fenced:
+        """The error a refused binding or preemption reports back to the loop."""
+        try:
+            if self.fence is not None:
+                self.fence.check(method, path)
+        except Fenced as exc:
+            return exc
+        return Fenced(f"{method} {path} not sent: this replica does not lead")
 
     def would_drop(self, event_type: str) -> bool:
         """Whether :meth:`event` would drop a new event of ``event_type`` now: a Normal one while
@@ -161,6 +199,10 @@ class ApiOutbox:
         return True
 
     def preempt(self, job: PreemptionJob) -> None:
+        if self._fenced():
+            error = self._refusal("DELETE", f"the victims of pod {job.preemptor.key}")
+            self.inbox.put(PreemptionDone(job.preemptor, job.node, error))
+            return
         self.io.call_soon_batched(self._start_preempt, job)
 
     # ---------------------------------------------------------------- on the I/O loop
@@ -219,6 +261,9 @@ class ApiOutbox:
         if self._bind_slots is None:
             self._bind_slots = asyncio.Semaphore(self.bind_limit())
         async with self._bind_slots:
+            if self._fenced():  # lost leadership while this binding waited for its turn
+                self.inbox.put(BindDone(pod, node, self._refusal("POST", f"pods/{pod.name}/binding")))
+                return
             try:
                 if self.bind_worker is not None:
                     await self.bind_worker.bind(pod.namespace, pod.name, pod.uid, node)
@@ -233,6 +278,8 @@ class ApiOutbox:
         if self._write_slots is None:
             self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
         async with self._write_slots:
+            if self._fenced():
+                return
             try:
                 await patch_pod_status(self.client, pod.namespace, pod.name, patch)
             except Exception as exc:

@@ -15,9 +15,18 @@ Only the leader schedules; replicas stand by with warm caches. The algorithm (re
 - Otherwise it writes itself in with optimistic concurrency on ``resourceVersion``: a new holder
   sets ``acquireTime`` and increments ``leaseTransitions``; the holder only moves ``renewTime``.
 - The leader renews every ``retry_period``; if it cannot within ``renew_deadline`` it has lost the
-  lease and scheduling stops at once (the caller exits, as kube-scheduler does).
+  lease and scheduling stops at once (the caller exits, as kube-scheduler does). Each attempt is
+  bounded by the time left before that deadline (client-go's timeout context), so a request
+  black-holed by the network cannot hold the loss back.
+- Deviation from client-go, which keeps retrying until renewDeadline: a leader that reads the
+  Lease held by someone else stops leading at once.
 - On a clean shutdown the leader releases the Lease (empty holder, 1 s duration) so a standby
   takes over without waiting out the lease.
+
+Fencing (:mod:`ksched.kube.fence`): the elector opens the process's :class:`Fence` when it acquires
+the Lease, pushes its deadline to ``renew attempt start + renewDeadline`` after every renewal, and
+shuts it, synchronously and before telling anyone, when the Lease is lost. The fence's gates are
+time-based, so writes stop at the deadline even if this coroutine is stuck.
 
 Runs on the I/O thread's event loop; ``on_started`` / ``on_stopped`` are called there and must
 only hand the news to the scheduling thread.
@@ -37,6 +46,7 @@ from typing import Any
 
 from ksched.errors import ApiError, Conflict
 from ksched.kube.client import ApiClient
+from ksched.kube.fence import Fence, Fenced
 from ksched.kube.writers import create_lease, get_lease, micro_time, update_lease
 
 log = logging.getLogger(__name__)
@@ -65,6 +75,7 @@ class LeaderElector:
         client: ApiClient,
         settings: LeaderElectionSettings,
         *,
+        fence: Fence,
         on_started: Callable[[], None],
         on_stopped: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
@@ -72,6 +83,8 @@ class LeaderElector:
     ) -> None:
         self.client = client
         self.settings = settings
+        self.fence = fence
+        """Opened on acquiring, extended on renewing, shut on losing (see the module docstring)."""
         self._on_started = on_started
         self._on_stopped = on_stopped
         self._clock = clock
@@ -79,6 +92,8 @@ class LeaderElector:
         self._observed: dict[str, Any] | None = None
         self._observed_spec: dict[str, Any] | None = None
         self._observed_at = 0.0
+        self._superseded = False
+        """Set when a renewal read the Lease held by another replica."""
         self.leading = False
         self._stop = asyncio.Event()
 
@@ -89,7 +104,7 @@ class LeaderElector:
     async def _sleep(self, seconds: float) -> bool:
         """Sleep unless stopped; True when stopped."""
         try:
-            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+            await asyncio.wait_for(self._stop.wait(), timeout=max(0.0, seconds))
         except TimeoutError:
             return False
         return True
@@ -98,28 +113,56 @@ class LeaderElector:
         """Campaign until leading, then renew until the lease is lost or :meth:`stop` is called."""
         s = self.settings
         while not self._stop.is_set():
-            if await self._try_acquire_or_renew():
+            started = self._clock()
+            if await self._attempt(s.renew_deadline_s):
                 break
             if await self._sleep(self._campaign_wait()):
                 return
         if self._stop.is_set():
             return
         self.leading = True
+        self.fence.acquired(started + s.renew_deadline_s)
         log.info("became leader: lease %s/%s as %s", s.namespace, s.name, s.identity)
         self._on_started()
-        last_renew = self._clock()
+        await self._renew()
+
+    async def _renew(self) -> None:
+        """Renew every retryPeriod; each attempt gets only the time left before the fence's deadline."""
+        s = self.settings
         while not self._stop.is_set():
-            if await self._sleep(s.retry_period_s):
-                break
-            if await self._try_acquire_or_renew():
-                last_renew = self._clock()
-            elif self._clock() - last_renew > s.renew_deadline_s:
-                log.error(
-                    "lost the lease %s/%s: not renewed within %.1fs", s.namespace, s.name, s.renew_deadline_s
-                )
-                self.leading = False
-                self._on_stopped()
+            deadline = self.fence.writes.until
+            if await self._sleep(min(s.retry_period_s, deadline - self._clock())):
                 return
+            started = self._clock()
+            renewed = started < deadline and await self._attempt(deadline - started)
+            if self._stop.is_set():  # a clean shutdown: release() takes it from here
+                return
+            if renewed and self.fence.renewed(started + s.renew_deadline_s):
+                continue
+            if self._superseded:
+                self._lose(f"the Lease is held by {(self._observed_spec or {}).get('holderIdentity')!r}")
+                return
+            if renewed or self._clock() >= deadline:
+                self._lose(f"not renewed within renewDeadline ({s.renew_deadline_s:g}s)")
+                return
+
+    async def _attempt(self, timeout_s: float) -> bool:
+        """One :meth:`_try_acquire_or_renew`, given up (False) after ``timeout_s``."""
+        try:
+            return await asyncio.wait_for(self._try_acquire_or_renew(), timeout_s)
+        except TimeoutError:
+            log.warning(
+                "lease %s/%s: no answer within %.1fs", self.settings.namespace, self.settings.name, timeout_s
+            )
+            return False
+
+    def _lose(self, why: str) -> None:
+        """Shut the fence first, then tell the rest of the process (all synchronous, on the I/O loop)."""
+        s = self.settings
+        self.fence.deposed(why)
+        self.leading = False
+        log.error("failed to renew lease %s/%s: %s", s.namespace, s.name, why)
+        self._on_stopped()
 
     def _campaign_wait(self) -> float:
         """Until the next poll: one retryPeriod, or less when the watched lease expires sooner."""
@@ -134,8 +177,15 @@ class LeaderElector:
         return wait
 
     async def release(self) -> None:
-        """Give the lease up on a clean shutdown, so a standby does not wait out leaseDuration."""
+        """Give the lease up on a clean shutdown, so a standby does not wait out leaseDuration.
+
+        Stops renewing and every write but this one first (:meth:`Fence.step_down`): once the
+        release lands a standby may take over within a second, and nothing of ours may follow.
+        The fence is deposed after the release whatever its outcome."""
+        self.stop()
+        self.fence.step_down()
         if not self.leading or self._observed is None:
+            self.fence.deposed("shutting down")
             return
         lease = dict(self._observed)
         lease["spec"] = {
@@ -146,8 +196,10 @@ class LeaderElector:
         }
         try:
             await update_lease(self.client, lease)
-        except ApiError as exc:
+        except (ApiError, Fenced) as exc:
             log.warning("could not release the lease: %s", exc)
+        finally:
+            self.fence.deposed("released the Lease")
         self.leading = False
 
     async def _try_acquire_or_renew(self) -> bool:
@@ -172,6 +224,7 @@ class LeaderElector:
             holder = spec.get("holderIdentity") or ""
             duration = float(spec.get("leaseDurationSeconds") or s.lease_duration_s)
             if holder and holder != s.identity and self._observed_at + duration > self._clock():
+                self._superseded = self.leading
                 return False
             new_spec = {**spec, "holderIdentity": s.identity, "leaseDurationSeconds": int(s.lease_duration_s)}
             new_spec["renewTime"] = now_text
@@ -184,7 +237,7 @@ class LeaderElector:
             return True
         except Conflict:
             return False
-        except ApiError as exc:
+        except (ApiError, Fenced) as exc:
             log.warning("lease %s/%s: %s", s.namespace, s.name, exc)
             return False
 

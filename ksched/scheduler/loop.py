@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 HOUSEKEEPING_EVERY_S = 1.0
 """Upstream updates ``scheduler_cache_size`` every second."""
 MAX_IDLE_WAIT_S = 1.0
+LOST_LEADERSHIP = "lost leadership"
+"""The stop reason after a ``LeadershipChanged(False)``: the process then exits 1, as kube-scheduler does."""
 MAX_BINDINGS_IN_FLIGHT = 1000
 """Pods assumed whose binding has not answered yet, at most; at the cap the loop waits for answers
 before it pops the next pod. Binding runs apart from the scheduling thread (the I/O thread, the bind
@@ -243,7 +245,7 @@ class Scheduler:
         self.leading = item.leading
         if not item.leading:
             self.stopping = True
-            self.stop_reason = "lost leadership"
+            self.stop_reason = LOST_LEADERSHIP
 
     def _stop_requested(self, item: StopRequested) -> None:
         self.stopping = True

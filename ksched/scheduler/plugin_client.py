@@ -6,35 +6,36 @@ and the status writer, and only what the client retries safely is retried (reads
 writes; a POST is sent once). ``request`` returns a future at once, so a plugin never blocks the
 scheduling thread on the network; each request is bounded by its ``timeout_s``.
 
-Fencing: while this replica does not lead, every write is refused with :class:`NotLeading`
-before it leaves the process, as the binder's and the reporter's are.
+Fencing: while the process's fence (:mod:`ksched.kube.fence`) is shut (a standby, a deposed
+leader, a renewal overdue) every write is refused with :class:`NotLeading` before it is handed to
+the I/O loop, as the outbox's are; the client asks the same fence again right before sending.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable
 from typing import Any
 
-from ksched.errors import KschedError
 from ksched.kube.client import ApiClient
+from ksched.kube.fence import Fenced, WriteGate
 from ksched.kube.io_thread import IOThread
 
 _IDEMPOTENT = frozenset({"GET", "PUT", "PATCH", "DELETE"})
 
 
-class NotLeading(KschedError):
+class NotLeading(Fenced):
     """A plugin asked to write while this replica is not the leader; nothing was sent."""
 
 
 class PluginApiClient:
     """:class:`ksched.framework.handle.ApiClient` over the scheduler's connection."""
 
-    def __init__(self, io: IOThread, client: ApiClient, *, leading: Callable[[], bool]) -> None:
+    def __init__(self, io: IOThread, client: ApiClient, *, fence: WriteGate | None) -> None:
         self._io = io
         self._client = client
-        self._leading = leading
+        self._fence = fence
+        """None: no leader election, writes are not fenced."""
 
     def request(
         self, method: str, path: str, body: Any = None, *, timeout_s: float
@@ -42,7 +43,7 @@ class PluginApiClient:
         """Send ``method path`` (with ``body`` as JSON); the future holds the decoded answer or the
         error that ended the retries (:class:`~ksched.errors.ApiError`, ``TimeoutError``)."""
         verb = method.upper()
-        if verb != "GET" and not self._leading():
+        if verb != "GET" and self._fence is not None and not self._fence.allows():
             failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
             failed.set_exception(NotLeading(f"{verb} {path}: this replica does not lead; nothing was sent"))
             return failed

@@ -10,11 +10,13 @@ discovery endpoints ``kubectl`` needs, and the storage API (PVs, PVCs, StorageCl
 defaulted, admitted and validated as kube-apiserver does). Around it: a kubelet stand-in (bound pods
 become Running), stand-ins for the PV controller, a CSI provisioner and the ephemeral volume
 controller (a child process, :mod:`ksched.sim.storage_controllers`), scheduler_perf-shaped
-generators, fault injection and a binding audit log.
+generators, fault injection (partitioning one client included), a binding audit log and a write
+audit naming the client of every write.
 
 Entry points: :class:`SimCluster` (``start()``/``stop()`` or ``start_async()``/``stop_async()``,
-``write_kubeconfig()``, ``store``, ``audit``, ``faults``), :class:`SimConfig`, :class:`FaultConfig`,
-:func:`make_nodes`, :func:`make_pods`. Admin endpoints are listed in ``ksched/sim/_admin.py``.
+``write_kubeconfig()``, ``store``, ``audit``, ``writes``, ``faults``), :class:`SimConfig`,
+:class:`FaultConfig`, :func:`make_nodes`, :func:`make_pods`. Admin endpoints are listed in
+``ksched/sim/_admin.py``.
 """
 
 from importlib import import_module
@@ -31,12 +33,15 @@ _EXPORTS = {
     "FaultConfig": "ksched.sim.faults",
     "FaultInjector": "ksched.sim.faults",
     "LatencyRule": "ksched.sim.faults",
+    "PartitionRule": "ksched.sim.faults",
     "Store": "ksched.sim.store",
     "StorageControllers": "ksched.sim._storage_process",
     "make_nodes": "ksched.sim.workloads",
     "make_pods": "ksched.sim.workloads",
     "node_template": "ksched.sim.workloads",
     "pod_template": "ksched.sim.workloads",
+    "WriteAudit": "ksched.sim.writes",
+    "WriteRecord": "ksched.sim.writes",
 }
 
 
@@ -54,10 +59,13 @@ __all__ = [
     "FaultConfig",
     "FaultInjector",
     "LatencyRule",
+    "PartitionRule",
     "SimCluster",
     "SimConfig",
     "StorageControllers",
     "Store",
+    "WriteAudit",
+    "WriteRecord",
     "make_nodes",
     "make_pods",
     "node_template",

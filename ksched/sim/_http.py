@@ -6,6 +6,9 @@ unless it is one of the ``/admin`` endpoints, :meth:`ApiServer.dispatch`: parse 
 handler. Handlers raise :class:`~ksched.sim._status.StatusError` for every failure, and any
 unexpected exception becomes a 500 InternalError Status (logged), so clients never see a traceback.
 
+Partitioned clients (:mod:`ksched.sim._partition`) are cut off before dispatch, and every write's
+outcome goes to the write audit (:mod:`ksched.sim.writes`).
+
 The server delegates down and is never imported back: ``/admin`` to :mod:`ksched.sim._admin`,
 binding and eviction to :mod:`ksched.sim._subresources`, watches to :mod:`ksched.sim._watch`, each
 given the store, faults and audit log it uses; all of them share :mod:`ksched.sim._web`.
@@ -27,6 +30,7 @@ from ksched.sim import _status as st
 from ksched.sim._admin import admin_routes
 from ksched.sim._convert import field_path
 from ksched.sim._discovery import discovery, openapi_v3, version_doc
+from ksched.sim._partition import cut_off
 from ksched.sim._patch import apply_patch
 from ksched.sim._selectors import ObjectFilter
 from ksched.sim._subresources import Subresources
@@ -44,6 +48,7 @@ from ksched.sim._web import (
 from ksched.sim.config import SimConfig
 from ksched.sim.faults import AuditLog, FaultInjector
 from ksched.sim.store import Obj, Store, check_preconditions
+from ksched.sim.writes import WRITE_METHODS, WriteAudit
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +58,25 @@ AdminHandler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 class ApiServer:
     """Owns the aiohttp app; all state lives in the store, faults and audit it is given."""
 
-    def __init__(self, store: Store, faults: FaultInjector, audit: AuditLog, settings: SimConfig) -> None:
+    def __init__(
+        self,
+        store: Store,
+        faults: FaultInjector,
+        audit: AuditLog,
+        settings: SimConfig,
+        *,
+        writes: WriteAudit | None = None,
+    ) -> None:
         self.store = store
         self.faults = faults
         self.audit = audit
+        self.writes = writes or WriteAudit(store.clock)
         self.settings = settings
         self.watches = Watches(store, faults, settings)
         self.subresources = Subresources(store, faults, audit)
         self.address = f"{settings.host}:{settings.port}"
         self._admin: dict[str, dict[str, AdminHandler]] = admin_routes(
-            store=store, faults=faults, audit=audit, open_watches=self.watches.count
+            store=store, faults=faults, audit=audit, writes=self.writes, open_watches=self.watches.count
         )
 
     @property
@@ -95,7 +109,7 @@ class ApiServer:
         )
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
-        """Route one request: an ``/admin`` endpoint, or the Kubernetes API (:meth:`dispatch`)."""
+        """Route one request: an ``/admin`` endpoint, or the Kubernetes API (:meth:`api`)."""
         expect = request.headers.get("Expect")
         if expect is not None:  # what web.Application's router would do (curl sends it for big bodies)
             if expect.lower() != "100-continue":
@@ -112,7 +126,30 @@ class ApiServer:
                     msg = f"{request.method} is not allowed on {path}"
                     return error_response(st.StatusError(405, msg, reason="MethodNotAllowed"))
                 return await fn(request)
-        return await self.dispatch(request)
+        return await self.api(request)
+
+    async def api(self, request: web.BaseRequest) -> web.StreamResponse:
+        """A Kubernetes API request: cut off if its client is partitioned, else :meth:`dispatch`;
+        every write is recorded in the write audit with its outcome (see :mod:`ksched.sim.writes`)."""
+        write = request.method in WRITE_METHODS
+        if not write and not self.faults.active:
+            return await self.dispatch(request)
+        agent = request.headers.get("User-Agent", "")
+        auth = request.headers.get("Authorization", "")
+        code, fault = 0, ""
+        received = self.writes.now()
+        try:
+            rule = self.faults.partition(agent, auth) if self.faults.active else None
+            if rule is not None:
+                fault = f"partition-{rule.mode}"
+                resp, code = await cut_off(request, rule, self.faults)
+                return resp
+            resp = await self.dispatch(request)
+            code = resp.status
+            return resp
+        finally:
+            if write:
+                self.writes.record(request.method, request.path, agent, auth, code, fault, received=received)
 
     def shutdown(self) -> None:
         """Ask every watch stream to finish (called on the loop thread before the runner stops)."""

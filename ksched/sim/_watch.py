@@ -23,10 +23,11 @@ import orjson
 from aiohttp import web
 
 from ksched.sim import _status as st
+from ksched.sim._partition import hold
 from ksched.sim._resources import ResourceType
 from ksched.sim._selectors import ObjectFilter
 from ksched.sim.config import SimConfig
-from ksched.sim.faults import FaultInjector
+from ksched.sim.faults import FaultInjector, PartitionRule
 from ksched.sim.store import Store, WatchEvent, frame
 
 _BATCH = 2000
@@ -92,6 +93,15 @@ def _start_cursor(q: dict[str, str]) -> int:
         raise st.bad_request(f"resourceVersion: Invalid value: {rv_param!r}: must be an integer") from None
 
 
+async def cut_watch(faults: FaultInjector, rule: PartitionRule) -> None:
+    """End a partitioned client's stream as the network would: a ``blackhole`` goes silent while
+    the rule is in force; then (or at once, for the other modes) the connection drops."""
+    faults.count(f"partition-{rule.mode}-watch")
+    if rule.mode == "blackhole":
+        await hold(faults, rule)
+    raise ConnectionResetError(f"watch cut off by a partition ({rule.mode})")
+
+
 class Watches:
     """The open watch streams of one API server: serves them and tells them all to finish."""
 
@@ -116,7 +126,8 @@ class Watches:
     async def serve(
         self, request: web.BaseRequest, rtype: ResourceType, flt: ObjectFilter, q: dict[str, str]
     ) -> web.StreamResponse:
-        """Run one watch request until timeout, client disconnect, server stop or an injected drop."""
+        """Run one watch request until timeout, client disconnect, server stop, an injected drop or
+        a partition of its client (cut at the stream's next wake-up; ``blackhole``: silent first)."""
         store, settings, loop = self._store, self._settings, asyncio.get_running_loop()
         cursor = _start_cursor(q)
         bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
@@ -143,6 +154,8 @@ class Watches:
                 await self._write(resp, out)
             next_bookmark = loop.time() + settings.bookmark_interval_s
             while not self.closing:
+                if self._faults.active:
+                    await self._cut_if_partitioned(request)
                 waker.pending = False
                 waker.event.clear()
                 try:
@@ -189,6 +202,13 @@ class Watches:
             store.remove_listener(rtype, waker)
             self._wakers.discard(waker)
         return resp
+
+    async def _cut_if_partitioned(self, request: web.BaseRequest) -> None:
+        """Raise (cutting the stream) if the watching client is behind a partition now."""
+        headers = request.headers
+        rule = self._faults.partition(headers.get("User-Agent", ""), headers.get("Authorization", ""))
+        if rule is not None:
+            await cut_watch(self._faults, rule)
 
     async def _forward(
         self,

@@ -4,7 +4,8 @@ Use it from synchronous tests (``start()`` runs the server on its own asyncio lo
 and returns the URL; ``stop()`` joins it) or from async code already running a loop
 (``await start_async()`` / ``await stop_async()``). It listens on 127.0.0.1 with a free port unless told
 otherwise. The store is reachable in-process (``cluster.store``), so tests can seed 100,000 pods without
-HTTP and read them back, and ``cluster.audit`` holds every binding decision.
+HTTP and read them back, ``cluster.audit`` holds every binding decision and ``cluster.writes`` every
+write request with the client that sent it.
 
 The storage controller stand-ins (PV controller, CSI provisioner, ephemeral volume controller) run as
 a child process talking HTTP to the cluster, started with :meth:`SimCluster.start_storage_controllers`
@@ -32,6 +33,7 @@ from ksched.sim.faults import AuditLog, FaultConfig, FaultInjector
 from ksched.sim.kubelet import Kubelet
 from ksched.sim.store import Obj, Store
 from ksched.sim.workloads import make_nodes, make_pods
+from ksched.sim.writes import WriteAudit
 
 
 class SimCluster:
@@ -47,6 +49,8 @@ class SimCluster:
         self.config = config or SimConfig()
         self.store = Store(clock=clock, history_window=self.config.history_window, seed=self.config.seed)
         self.audit = AuditLog(clock=self.store.clock)
+        self.writes = WriteAudit(self.store.clock)
+        """Every write request and its outcome, by client (:mod:`ksched.sim.writes`)."""
         self.faults = FaultInjector(faults)
         self.kubelet = Kubelet(
             self.store,
@@ -54,7 +58,7 @@ class SimCluster:
             grace_scale=self.config.grace_scale,
             start_pods=self.config.start_pods,
         )
-        self.api = ApiServer(self.store, self.faults, self.audit, self.config)
+        self.api = ApiServer(self.store, self.faults, self.audit, self.config, writes=self.writes)
         self.url = ""
         self._runner: web.ServerRunner | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -13,7 +13,8 @@ command line, ``PUT /admin/faults`` at run time, or Python::
                     "user_agent": "ksched-sim-storage-controllers/"}],  # only the provisioner's creates
       "watch_drop_every": 0,      # close each watch stream after this many events (0: never)
       "watch_drop_rate": 0.0,     # or with this probability per event sent
-      "binding_conflict_rate": 0.0  # refuse this fraction of valid bindings with 409
+      "binding_conflict_rate": 0.0, # refuse this fraction of valid bindings with 409
+      "partitions": [{"user_agent": "host_5f0c", "mode": "blackhole"}]  # cut one client off
     }
 
 ``verb`` is one of list, watch, get, create, update, patch, delete (or ``*``); ``resource`` is a
@@ -22,6 +23,14 @@ is a substring the request's ``User-Agent`` header must contain, so a rule can s
 ``"ksched/"`` for the scheduler, ``"ksched-sim-storage-controllers/"`` for the storage controller
 stand-ins (empty, the default: every client). All randomness comes from one ``random.Random(seed)``
 so a run can be replayed (given the same request order).
+
+A :class:`PartitionRule` cuts one client off the server, as a network partition would: every
+request whose ``User-Agent`` contains its ``user_agent`` (or that carries its bearer ``token``) is
+refused at once (``refuse``: an HTTP error, 503 by default, without Retry-After), dropped with the
+connection (``reset``), or held unanswered and unapplied (``blackhole``) until the rule is lifted,
+when its connection is closed, still unapplied. Watch streams of a partitioned client are cut
+(``blackhole``: go silent until the rule is lifted, then cut). Partitions can be replaced on their
+own (:meth:`FaultInjector.set_partitions`, ``PUT /admin/partitions``) without reseeding the rest.
 
 The :class:`AuditLog` records every binding the server accepted or refused, with a sequence number,
 so tests can prove that no pod was bound twice. :attr:`FaultInjector.counts` tallies what was injected
@@ -34,7 +43,7 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -72,6 +81,52 @@ class ErrorRule:
     """Only requests whose ``User-Agent`` contains this text match; empty matches every client."""
 
 
+PARTITION_MODES = ("refuse", "reset", "blackhole")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionRule:
+    """One client cut off from the server (see the module docstring); equal rules are one partition."""
+
+    user_agent: str = ""
+    """Requests whose ``User-Agent`` contains this text are cut off (empty: any agent)."""
+    token: str = ""
+    """Requests carrying ``Authorization: Bearer <token>`` are cut off (empty: any credential)."""
+    mode: str = "refuse"
+    """``refuse``, ``reset`` or ``blackhole``."""
+    code: int = 503
+    """The status a ``refuse`` answers with."""
+
+    def matches(self, user_agent: str, authorization: str) -> bool:
+        if self.user_agent and self.user_agent not in user_agent:
+            return False
+        return not self.token or authorization == f"Bearer {self.token}"
+
+    def check(self, where: str) -> None:
+        """Raise ValueError naming ``where`` when the rule is not usable."""
+        if not (self.user_agent or self.token):
+            raise ValueError(f"{where}: set user_agent or token (a partition of every client is not one)")
+        if self.mode not in PARTITION_MODES:
+            raise ValueError(f"{where}.mode: {self.mode!r} is not one of {', '.join(PARTITION_MODES)}")
+        if not 400 <= self.code <= 599:
+            raise ValueError(f"{where}.code: {self.code!r} not an HTTP error code")
+
+
+def partitions_from_list(items: Any, where: str = "faults.partitions") -> tuple[PartitionRule, ...]:
+    """Partition rules from JSON (a list of objects); ValueError naming the bad entry otherwise."""
+    if not isinstance(items, list | tuple):
+        raise ValueError(f"{where}: expected a list of partition rules, got {type(items).__name__}")
+    rules = []
+    for i, item in enumerate(items):
+        try:
+            rule = PartitionRule(**item)
+        except TypeError as exc:
+            raise ValueError(f"{where}[{i}]: bad rule: {exc}") from exc
+        rule.check(f"{where}[{i}]")
+        rules.append(rule)
+    return tuple(rules)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FaultConfig:
     """Everything the injector can do; the default injects nothing."""
@@ -82,11 +137,20 @@ class FaultConfig:
     watch_drop_every: int = 0
     watch_drop_rate: float = 0.0
     binding_conflict_rate: float = 0.0
+    partitions: tuple[PartitionRule, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FaultConfig:
         """Build from JSON; unknown keys and out-of-range values raise ValueError naming the field."""
-        known = {"seed", "latency", "errors", "watch_drop_every", "watch_drop_rate", "binding_conflict_rate"}
+        known = {
+            "seed",
+            "latency",
+            "errors",
+            "watch_drop_every",
+            "watch_drop_rate",
+            "binding_conflict_rate",
+            "partitions",
+        }
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"faults: unknown keys {sorted(unknown)}; known: {sorted(known)}")
@@ -110,6 +174,7 @@ class FaultConfig:
             watch_drop_every=int(data.get("watch_drop_every", 0)),
             watch_drop_rate=float(data.get("watch_drop_rate", 0.0)),
             binding_conflict_rate=float(data.get("binding_conflict_rate", 0.0)),
+            partitions=partitions_from_list(data.get("partitions", [])),
         )
         for name in ("watch_drop_rate", "binding_conflict_rate"):
             if not 0.0 <= getattr(cfg, name) <= 1.0:
@@ -120,6 +185,7 @@ class FaultConfig:
         d = asdict(self)
         d["latency"] = [asdict(r) for r in self.latency]
         d["errors"] = [asdict(r) for r in self.errors]
+        d["partitions"] = [asdict(r) for r in self.partitions]
         return d
 
 
@@ -128,6 +194,18 @@ def _match(rule: LatencyRule | ErrorRule, verb: str, resource: str, user_agent: 
         rule.verb in ("*", verb)
         and rule.resource in ("*", resource)
         and (not rule.user_agent or rule.user_agent in user_agent)
+    )
+
+
+def _injects(c: FaultConfig) -> bool:
+    """Whether ``c`` injects anything (asked once per configuration, not per request)."""
+    return bool(
+        c.latency
+        or c.errors
+        or c.watch_drop_every
+        or c.watch_drop_rate
+        or c.binding_conflict_rate
+        or c.partitions
     )
 
 
@@ -145,10 +223,29 @@ class FaultInjector:
         with self._lock:
             self.config = config
             self._rng = random.Random(config.seed)
-            c = config
-            self._active = bool(
-                c.latency or c.errors or c.watch_drop_every or c.watch_drop_rate or c.binding_conflict_rate
-            )
+            self._active = _injects(config)
+
+    def set_partitions(self, partitions: tuple[PartitionRule, ...]) -> None:
+        """Replace only the partitions: the random generator and the other rules carry on."""
+        with self._lock:
+            self.config = replace(self.config, partitions=partitions)
+            self._active = _injects(self.config)
+
+    def partition(self, user_agent: str, authorization: str) -> PartitionRule | None:
+        """The partition this client is behind, if any (first match)."""
+        for rule in self.config.partitions:
+            if rule.matches(user_agent, authorization):
+                return rule
+        return None
+
+    def holds(self, rule: PartitionRule) -> bool:
+        """Whether ``rule`` (or an equal one) is still in force."""
+        return rule in self.config.partitions
+
+    def count(self, kind: str) -> None:
+        """Tally an injected fault decided elsewhere (a partition's refusal or cut)."""
+        with self._lock:
+            self.counts[kind] += 1
 
     @property
     def active(self) -> bool:

@@ -1,5 +1,10 @@
 """One chaos run: a cluster with faults on, two ``ksched run`` replicas with leader election, the
-leader SIGKILLed while pods stream in, and an end state checked against an oracle of our own.
+leader SIGKILLed or partitioned off the API server while pods stream in, and an end state checked
+against an oracle of our own.
+
+A partitioned leader (``ChaosParams.partitions``; whole replica or only its Lease client, refused
+or black-holed in turn, see ``failover``) must stop writing once it cannot renew, exit, and be
+replaced; the sim's write audit must show none of its writes after its lease expired.
 
 The oracle does not use ksched's parsers or plugins: every pod and node is generated here from a
 small :class:`PodSpec` / :class:`NodeSpec`, and :func:`fits_empty` / :func:`check_end_state` decide
@@ -20,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from failover import binds_of, deposition, identity_in, partition_rule
 from sched_harness import KschedProcess, write_config
 
 from ksched.sim import ErrorRule, FaultConfig, LatencyRule, SimCluster, SimConfig
@@ -196,6 +202,8 @@ class ChaosParams:
     waves: int
     kills: int
     timeout_s: float
+    partitions: int = 0
+    """Leaders partitioned off the API server (after the kills, alternating with them)."""
     seed: int = 7
     lease_s: float = 6.0
     renew_s: float = 5.0
@@ -229,12 +237,27 @@ class ChaosResult:
     seconds: float = 0.0
     survivors: list[str] = field(default_factory=list)
     bound_at_kills: list[int] = field(default_factory=list)
-    """Pods bound (of those created so far) when each leader was killed."""
+    """Pods bound (of those created so far) when each leader was killed or partitioned."""
+    partitions: list[str] = field(default_factory=list)
+    """``scope/mode`` of each partition, in order."""
+    takeovers_s: list[float] = field(default_factory=list)
+    """From each partition to the next holder of the Lease."""
+    late_writes: int = 0
+    """Writes of partitioned leaders that reached the store after their lease expired: must be 0."""
+    deposed_writes: list[int] = field(default_factory=list)
+    """Writes each partitioned leader landed before it stopped."""
+    last_write_s: list[float] = field(default_factory=list)
+    """From each partitioned leader's last accepted renewal to its last write that landed."""
 
     def line(self) -> str:
+        takeovers = ", ".join(f"{t:.2f}" for t in self.takeovers_s)
         return (
             f"chaos: {self.scheduled} pods scheduled, {self.unschedulable} unschedulable, "
-            f"{self.double_binds} double binds, {self.kills} leader SIGKILLs "
+            f"{self.double_binds} double binds, {self.kills} leader SIGKILLs, "
+            f"{len(self.partitions)} partitions {self.partitions} (takeovers [{takeovers}]s, "
+            f"deposed leaders' writes {self.deposed_writes}, the last "
+            f"[{', '.join(f'{t:.2f}' for t in self.last_write_s)}]s after their last renewal, "
+            f"{self.late_writes} after their lease expired) "
             f"(at {self.bound_at_kills} bound), "
             f"{self.seconds:.1f}s; "
             f"faults injected {dict(sorted(self.faults.items()))}; "
@@ -274,6 +297,37 @@ class Replicas:
         leader.proc.wait(10)
         self.killed.append(leader)
         self.start()
+
+    def partition_leader(self, scope: str, mode: str, params: ChaosParams, result: ChaosResult) -> None:
+        """Cut the leader off until a standby holds the Lease; it must exit 1, writing nothing late."""
+
+        def binding_leader() -> KschedProcess | None:
+            proc = self.leader()
+            return proc if proc is not None and binds_of(self.sim, identity_in(proc.log())) else None
+
+        leader = wait_until(binding_leader, timeout_s=params.timeout_s / 4, interval_s=0.1, what="a leader")
+        ident = identity_in(leader.log())
+        self.start()  # its replacement, as a Deployment would start one
+        t0 = time.monotonic()
+        self.sim.faults.set_partitions((partition_rule(ident, scope, mode),))
+        try:
+            wait_until(
+                lambda: self.holder() not in ("", ident),
+                timeout_s=params.lease_s * 3,
+                interval_s=0.02,
+                what=f"a standby to take the Lease from {ident}",
+            )
+            result.takeovers_s.append(time.monotonic() - t0)
+            rc = leader.proc.wait(params.renew_s * 3)
+        finally:
+            self.sim.faults.set_partitions(())
+        self.killed.append(leader)
+        assert rc == 1 and "Leaderelection lost" in leader.log(), leader.log()[-3000:]
+        dep = deposition(self.sim, ident, params.lease_s)
+        result.partitions.append(f"{scope}/{mode}")
+        result.late_writes += len(dep.late)
+        result.deposed_writes.append(dep.writes)
+        result.last_write_s.append(dep.last_write_after_renewal_s)
 
     def alive(self) -> list[KschedProcess]:
         return [p for p in self.procs if p not in self.killed]
@@ -352,14 +406,14 @@ def run_chaos(params: ChaosParams, tmp: Path) -> ChaosResult:
         replicas.start()
         replicas.start()
         per_wave = -(-len(specs) // params.waves)
-        kill_after = {((k + 1) * params.waves) // (params.kills + 1) for k in range(params.kills)}
+        plan = _disruptions(params)
         for w in range(params.waves):
             wave = specs[w * per_wave : (w + 1) * per_wave]
             sim.store.bulk_create("pods", [p.manifest() for p in wave], namespace="default")
             time.sleep(0.5)
-            if w + 1 in kill_after:
-                # Kill in the middle of scheduling: once part of what was created is bound, so the
-                # leader has bindings in flight and a half-drained queue when it dies.
+            if w + 1 in plan:
+                # Disrupt in the middle of scheduling: once part of what was created is bound, so
+                # the leader has bindings in flight and a half-drained queue when it goes.
                 created = {p.name for p in specs[: (w + 1) * per_wave]} & fit
                 wait_until(
                     partial(_bound_a_third, sim, created),
@@ -367,8 +421,13 @@ def run_chaos(params: ChaosParams, tmp: Path) -> ChaosResult:
                     interval_s=0.02,
                     what="a third of the pods so far to be bound",
                 )
-                replicas.kill_leader(timeout=params.timeout_s / 4)
-                result.kills += 1
+                kind = plan[w + 1]
+                if kind == "kill":
+                    replicas.kill_leader(timeout=params.timeout_s / 4)
+                    result.kills += 1
+                else:
+                    scope, mode = kind.split("/")
+                    replicas.partition_leader(scope, mode, params, result)
                 result.bound_at_kills.append(len(_bound_names(sim) & created))
             for proc in replicas.alive():
                 assert proc.proc.poll() is None, f"{proc.name} exited:\n{proc.log()[-4000:]}"
@@ -401,6 +460,28 @@ def run_chaos(params: ChaosParams, tmp: Path) -> ChaosResult:
         if replicas is not None:
             replicas.close()
         sim.stop()
+
+
+PARTITIONS = ("replica/refuse", "lease-client/blackhole", "replica/blackhole", "lease-client/refuse")
+
+
+def _disruptions(params: ChaosParams) -> dict[int, str]:
+    """After which wave (1-based) comes which disruption: ``kill`` or ``scope/mode``, evenly spread,
+    kills and partitions alternating while both last."""
+    kinds: list[str] = []
+    kills, parts = params.kills, params.partitions
+    while kills or parts:
+        if kills:
+            kinds.append("kill")
+            kills -= 1
+        if parts:
+            kinds.append(PARTITIONS[(params.partitions - parts) % len(PARTITIONS)])
+            parts -= 1
+    n = len(kinds)
+    slots = [((k + 1) * params.waves) // (n + 1) for k in range(n)]
+    if len(set(slots)) != n:
+        raise ValueError(f"{n} disruptions do not fit in {params.waves} waves")
+    return dict(zip(slots, kinds, strict=True))
 
 
 def check_end_state(

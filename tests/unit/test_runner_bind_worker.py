@@ -15,6 +15,7 @@ def _client(max_connections: int = 100) -> Any:
     return SimpleNamespace(
         limiter=SimpleNamespace(qps=50.0, burst=100),
         settings=SimpleNamespace(max_connections=max_connections),
+        user_agent="ksched/test (host_1234)",
     )
 
 

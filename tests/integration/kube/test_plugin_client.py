@@ -7,6 +7,7 @@ import pytest
 from ksched.errors import NotFound
 from ksched.framework.handle import Handle, HandleServices
 from ksched.kube import ApiClient, IOThread
+from ksched.kube.fence import Fence
 from ksched.scheduler.plugin_client import NotLeading, PluginApiClient
 from ksched.sim import SimCluster
 
@@ -17,7 +18,7 @@ def test_a_plugin_reads_and_patches_through_the_handle(
     sim: SimCluster, io: IOThread, client: ApiClient
 ) -> None:
     sim.add_pods(1)
-    handle = Handle("p", services=HandleServices(client=PluginApiClient(io, client, leading=lambda: True)))
+    handle = Handle("p", services=HandleServices(client=PluginApiClient(io, client, fence=None)))
     assert handle.client is not None
     got = handle.client.request("GET", POD, timeout_s=5).result(timeout=10)
     assert got["metadata"]["name"] == "pod-0"
@@ -33,7 +34,7 @@ def test_a_replica_that_does_not_lead_sends_no_write(
     sim: SimCluster, io: IOThread, client: ApiClient
 ) -> None:
     sim.add_pods(1)
-    plugin_client = PluginApiClient(io, client, leading=lambda: False)
+    plugin_client = PluginApiClient(io, client, fence=Fence(leader_election=True).writes)
     before = sim.store.get("pods", "pod-0", "default")
     patch = {"metadata": {"annotations": {"example.com/prebound": "yes"}}}
     with pytest.raises(NotLeading, match="does not lead"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import gc
+import json
 import os
 import queue
 import re
@@ -130,7 +131,7 @@ class InProcessScheduler:
             self.outbox = ApiOutbox(self.io, self.client, self.inbox, settings, metrics=self.metrics)
             # As the runner builds them: binding-cycle plugins (VolumeBinding) write through the client.
             services = HandleServices(
-                client=PluginApiClient(self.io, self.client, leading=lambda: True),
+                client=PluginApiClient(self.io, self.client, fence=None),
                 snapshot=ClusterView(self.cache),
             )
             profiles = build_profiles(config, seed=seed, services=services)
@@ -217,20 +218,40 @@ class InProcessScheduler:
 
 
 # ---------------------------------------------------------------------------------------------- subprocess
+HELD = (
+    "import json, sys\n"
+    "import kubernetes.client, kubernetes.config, prometheus_client\n"
+    "import ksched.cli, ksched.runner\n"
+    "argv = json.loads(sys.stdin.buffer.readline())\n"
+    "raise SystemExit(ksched.cli.main(argv))\n"
+)
+"""An interpreter that imports what ``ksched run`` imports, then waits for its arguments on stdin."""
+
+
 class KschedProcess:
-    """``python -m ksched -v 2 run ...`` with stderr in a file; call :meth:`close` to reap it."""
+    """``python -m ksched -v 2 run ...`` with stderr in a file; call :meth:`close` to reap it.
+
+    ``held``: the interpreter starts and imports ksched at once but runs ``ksched run`` only on
+    :meth:`release`, so a test that replaces replicas one after the other (a Deployment restarting
+    them) pays the second or so of imports ahead of time. It is no replica until released: it has
+    neither read its configuration nor opened a connection.
+    """
 
     def __init__(
-        self, name: str, kubeconfig: Path, config_path: Path, tmp: Path, *, leader_elect: bool
+        self,
+        name: str,
+        kubeconfig: Path,
+        config_path: Path,
+        tmp: Path,
+        *,
+        leader_elect: bool,
+        held: bool = False,
     ) -> None:
         self.name = name
         self.log_path = tmp / f"{name}.log"
         self._log = self.log_path.open("wb")
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        args = [
-            sys.executable,
-            "-m",
-            "ksched",
+        self._argv = [
             "-v",
             "2",
             "run",
@@ -242,10 +263,22 @@ class KschedProcess:
             "--port",
             "0",
         ]
+        command = [sys.executable, "-c", HELD] if held else [sys.executable, "-m", "ksched", *self._argv]
         self.proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=env
+            command,
+            stdin=subprocess.PIPE if held else subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
+            env=env,
         )
         self._port: int | None = None
+
+    def release(self) -> KschedProcess:
+        """Run ``ksched run`` in a ``held`` interpreter."""
+        assert self.proc.stdin is not None, f"{self.name} was not started held"
+        self.proc.stdin.write(json.dumps(self._argv).encode() + b"\n")
+        self.proc.stdin.close()
+        return self
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -288,6 +321,8 @@ class KschedProcess:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(10)
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
         self._log.close()
 
 

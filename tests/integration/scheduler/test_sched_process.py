@@ -25,6 +25,7 @@ from ksched.sim.workloads import node_template, pod_template
 
 StartProcess = Callable[..., KschedProcess]
 LEASE_S, RENEW_S, RETRY_S = 4.0, 3.0, 1.0
+LEADING_GAUGE = 'leader_election_master_status{name="kube-scheduler"}'
 
 UPSTREAM_METRICS = (
     "scheduler_schedule_attempts_total",
@@ -129,6 +130,9 @@ def test_sched_two_replicas_one_leader_and_takeover_after_sigkill(
     )
     assert second.metric("scheduler_schedule_attempts_total") == 0  # the standby schedules nothing
     assert second.metric("scheduler_pending_pods") == 0  # ... yet its caches follow the cluster
+    # client-go's gauge: 1 on the leader, 0 on the standby, labelled by the Lease's name
+    assert LEADING_GAUGE + " 1.0" in first.get("/metrics")[1]
+    assert LEADING_GAUGE + " 0.0" in second.get("/metrics")[1]
     leader_identity = _holder(sim)
 
     # Kill the leader right after it renewed, then measure until the standby holds the lease.
@@ -152,6 +156,7 @@ def test_sched_two_replicas_one_leader_and_takeover_after_sigkill(
     first_bind_after = min(r.timestamp for r in sim.audit.records(seq_at_kill))
     print(f"takeover {takeover * 1000:.0f} ms after SIGKILL (lease {LEASE_S}s, retry {RETRY_S}s)")
     assert "[+]leader leading" in second.get("/readyz")[1]
+    assert LEADING_GAUGE + " 1.0" in second.get("/metrics")[1]
     wait_until(
         lambda: second.metric("scheduler_schedule_attempts_total", result="scheduled") == 200,
         what="the new leader to count 200 scheduled attempts",

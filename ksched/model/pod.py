@@ -292,7 +292,6 @@ def pod_from_dict(raw: Any) -> Pod:
     requests, nonzero, images, ports, container_count = _containers(spec, obj)
     affinity = f.mapping(spec.get("affinity"), obj, "spec.affinity")
     volumes = parse_pod_volumes(spec.get("volumes"), obj, name)
-    scheduled = _scheduled_condition(status.get("conditions"), obj)
     return Pod(
         uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
         namespace=namespace,
@@ -319,7 +318,10 @@ def pod_from_dict(raw: Any) -> Pod:
         affinity=_inter_pod_terms(affinity),
         topology_spread_constraints=_spread_constraints(spec.get("topologySpreadConstraints"), obj),
         phase=f.string(status.get("phase"), obj, "status.phase"),
-        scheduled_condition=scheduled[:3] if scheduled is not None else None,
+        # Read here, in field order: which malformed field is reported first stays the same.
+        scheduled_condition=_without_generation(
+            scheduled := _scheduled_condition(status.get("conditions"), obj)
+        ),
         resource_version=f.string(meta.get("resourceVersion"), obj, "metadata.resourceVersion"),
         volumes=volumes,
         volume_claims=tuple(v.claim for v in volumes if v.uses_claim),
@@ -403,6 +405,10 @@ def _preempted_by_scheduler(raw: Any, obj: str) -> bool:
         if cm.get("type") == "DisruptionTarget":
             return cm.get("status") == "True" and cm.get("reason") == "PreemptionByScheduler"
     return False
+
+
+def _without_generation(scheduled: tuple[str, str, str, int] | None) -> tuple[str, str, str] | None:
+    return scheduled[:3] if scheduled is not None else None
 
 
 def _scheduled_condition(raw: Any, obj: str) -> tuple[str, str, str, int] | None:

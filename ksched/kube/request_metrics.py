@@ -63,7 +63,10 @@ class RequestRecorder(Protocol):
 
 
 class Buckets:
-    """One label set of a histogram: counts per bucket (the last is +Inf) and the sum."""
+    """One label set of a histogram: counts per bucket (the last is +Inf) and the sum.
+
+    The same record as :class:`ksched.metrics.CycleHistogramChild`; kept apart because ``kube`` sees
+    only ``model`` and ``errors`` and ``metrics`` is a leaf (the import contracts)."""
 
     __slots__ = ("bounds", "counts", "sum")
 

@@ -1,8 +1,13 @@
 """NodeResourcesFit's queueing hints as tables: upstream fit_test.go's Test_isSchedulableAfterPodChange,
 Test_isSchedulableAfterNodeChange, TestIsFit, TestHaveAnyRequestedResourcesIncreased and
-TestEventsToRegister (v1.35), with the cases that need a feature gate ksched does not switch (the
-DRAExtendedResource cases, InPlacePodVerticalScaling off) kept by name and skipped, plus a case for
-the nominated-pod deletion that fit.go's hint checks and no upstream row covers."""
+TestEventsToRegister (v1.35), plus a case for the nominated-pod deletion that fit.go's hint checks and
+no upstream row covers.
+
+Not ported, because they need a feature-gate setting ksched does not have: Test_isSchedulableAfterPodChange's
+"skip-queue-on-disable-inplace-pod-vertical-scaling" (InPlacePodVerticalScaling off; it is on in
+v1.35 and ksched has no switch for it) and TestHaveAnyRequestedResourcesIncreased's
+"requested-resources-dra-in-node", "-dra-not-in-node" and "-dra-zero-capacity" (the
+DRAExtendedResource gate, off in v1.35; ksched does not model DRA)."""
 
 from __future__ import annotations
 
@@ -30,11 +35,6 @@ from tests.unit.framework.plugins.hints_support import (
     spec_keys,
 )
 
-GATE_OFF = pytest.mark.skip(reason="InPlacePodVerticalScaling is on in v1.35; ksched has no switch for it")
-NEEDS_DRA = pytest.mark.skip(
-    reason="needs the DRAExtendedResource gate (off in v1.35); ksched does not model DRA"
-)
-
 
 def cpu_pod(name: str, cpu: str, **kw: Any) -> Pod:
     """``st.MakePod().Name(name).UID(name).Req({cpu: ...})``."""
@@ -59,14 +59,6 @@ def level_pod(name: str, requests: dict[str, str], **kw: Any) -> Pod:
             id="queue-on-other-pod-deleted",
         ),
         pytest.param(pod("p"), pod("p"), None, SKIP, id="skip-queue-on-unscheduled-pod-deleted"),
-        pytest.param(
-            cpu_pod("pod1", "1"),
-            cpu_pod("pod2", "2", node_name="fake"),
-            cpu_pod("pod2", "1", node_name="fake"),
-            SKIP,
-            id="skip-queue-on-disable-inplace-pod-vertical-scaling",
-            marks=GATE_OFF,
-        ),
         pytest.param(
             cpu_pod("pod1", "1", uid="uid0"),
             cpu_pod("pod2", "2", uid="uid1"),
@@ -257,9 +249,6 @@ BASE_1234 = {"cpu": "1m", "memory": 2, "ephemeral-storage": 3, EXTENDED_A: 4}
             True,
             id="no-requested-resources-pods-increased",
         ),
-        pytest.param(None, None, None, False, id="requested-resources-dra-in-node", marks=NEEDS_DRA),
-        pytest.param(None, None, None, True, id="requested-resources-dra-not-in-node", marks=NEEDS_DRA),
-        pytest.param(None, None, None, True, id="requested-resources-dra-zero-capacity", marks=NEEDS_DRA),
         pytest.param(
             resource_pod(**ALL_RES),
             capacity_node({"cpu": "1m", "memory": 2, "ephemeral-storage": 3}),

@@ -270,6 +270,42 @@ def _histogram_table(scrape: promtext.Scrape, name: str, *labels: str) -> dict[s
     }
 
 
+async def _initial_state(cluster: ClusterClient, workload: Workload) -> None:
+    """What exists before the scheduler starts: namespaces, storage objects, nodes (and their
+    CSINodes) and the initial pods that are bound directly."""
+    namespaces = {g.namespace for g in (*workload.init_pods, *workload.measured_pods)}
+    namespaces |= {c.namespace for c in workload.churn if c.kind == "pod"}
+    for ns in sorted(namespaces):
+        await cluster.namespace(ns)
+    for obj in workload.storage:
+        await cluster.create_object(obj)
+    for group in workload.nodes:
+        if group.count:
+            await cluster.add_nodes(group)
+    if csi_nodes := storage.csi_nodes(workload):
+        await cluster.bulk_create("csinodes", csi_nodes)
+    await _bound_init_pods(cluster, workload)
+
+
+async def _scheduled_init_pods(
+    session: aiohttp.ClientSession, cluster: ClusterClient, workload: Workload, opts: BenchOptions, port: int
+) -> int:
+    """Create the initial pods the scheduler places; wait until they are bound, or, for groups
+    with ``skipWaitToCompletion``, until each was tried once. Returns how many were bound."""
+    unbound_init = parked = 0
+    for gi, g in enumerate(workload.init_pods):
+        if not g.bound and g.count:
+            prefix = f"{INIT_PREFIX}{gi}-"
+            await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(g.count)])
+            await cluster.add_pods(g.count, storage.pod_manifest(g), g.namespace, prefix)
+            parked += g.count if g.skip_wait else 0
+            unbound_init += 0 if g.skip_wait else g.count
+    init_bound = await _wait_bound(cluster, unbound_init, opts.stall_s, INIT_PREFIX) if unbound_init else 0
+    if parked:
+        await _wait_attempted(session, port, parked, opts.stall_s)
+    return init_bound
+
+
 async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dict[str, Any]:
     """One run in fresh processes; returns the run's section of results.json."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -296,18 +332,7 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
             timeout=timeout, connector=aiohttp.TCPConnector(limit=32)
         ) as session:
             cluster = ClusterClient(session, sim.url)
-            namespaces = {g.namespace for g in (*workload.init_pods, *workload.measured_pods)}
-            namespaces |= {c.namespace for c in workload.churn if c.kind == "pod"}
-            for ns in sorted(namespaces):
-                await cluster.namespace(ns)
-            for obj in workload.storage:
-                await cluster.create_object(obj)
-            for group in workload.nodes:
-                if group.count:
-                    await cluster.add_nodes(group)
-            if csi_nodes := storage.csi_nodes(workload):
-                await cluster.bulk_create("csinodes", csi_nodes)
-            await _bound_init_pods(cluster, workload)
+            await _initial_state(cluster, workload)
             sched = await asyncio.to_thread(
                 start_scheduler,
                 workdir,
@@ -317,19 +342,7 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
                 cpus=sched_cpus,
             )
             proc, port, _ = sched
-            unbound_init = parked = 0
-            for gi, g in enumerate(workload.init_pods):
-                if not g.bound and g.count:
-                    prefix = f"{INIT_PREFIX}{gi}-"
-                    await _claims_for(cluster, g, [f"{prefix}{i}" for i in range(g.count)])
-                    await cluster.add_pods(g.count, storage.pod_manifest(g), g.namespace, prefix)
-                    parked += g.count if g.skip_wait else 0
-                    unbound_init += 0 if g.skip_wait else g.count
-            init_bound = (
-                await _wait_bound(cluster, unbound_init, opts.stall_s, INIT_PREFIX) if unbound_init else 0
-            )
-            if parked:
-                await _wait_attempted(session, port, parked, opts.stall_s)
+            init_bound = await _scheduled_init_pods(session, cluster, workload, opts, port)
             for gi, prefix, count in _measured_batches(workload):
                 g = workload.measured_pods[gi]
                 if g.rate <= 0:  # claims of rate-limited groups are created with their pods

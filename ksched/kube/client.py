@@ -153,6 +153,18 @@ def _loads(data: bytes) -> Any:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """The outcome of one HTTP exchange (see :meth:`ApiClient._attempt`): the decoded answer of a
+    2xx, or the error the answer maps to (``code`` 0: no answer at all)."""
+
+    code: int
+    raw: bytes
+    value: Any
+    error: ApiError | None = None
+    retry_after: float | None = None
+
+
 class ApiClient:
     """REST verbs against one API server; use from one event loop (see the module docstring)."""
 
@@ -293,79 +305,108 @@ class ApiClient:
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         ctype = content_type if data is not None else None
         url = self._url(path)
-        rs = self.settings.retry
-        max_retries = rs.max_retries if retry else 0
+        max_retries = self.settings.retry.max_retries if retry else 0
         creds = self.connection.credentials
         attempt = 0
         reloaded = False
-        session = self._get_session()
-        rec, host = self.metrics, self.host
-        started = time.perf_counter() if rec is not None else 0.0
+        started = time.perf_counter() if self.metrics is not None else 0.0
         while True:
-            if write and not self.limiter.unlimited:
-                waited = await self.limiter.acquire()
-                if rec is not None:
-                    rec.throttled(method, host, waited)
-            if creds.refreshable and creds.due():
-                await self._refresh_credentials(reload=False)
-            if write and self.gate is not None:
-                self.gate.check(method, path)  # the last moment before the request leaves
+            await self._ready_to_send(method, path, write)
             self.stats["requests"] += 1
-            retry_after: float | None = None
-            raw = b""
-            try:
-                async with session.request(
-                    method,
-                    url,
-                    params=params,
-                    data=data,
-                    headers=self._headers(ctype),
-                    timeout=self._timeout,
-                    **self._extra,
-                ) as resp:
-                    raw = await resp.read()  # also when not decoding: the connection goes back to the pool
-                    code = resp.status
-                    if code < 300:
-                        if rec is not None:
-                            self._record(method, code, data, raw, started)
-                        return orjson.loads(raw) if raw and decode else None
-                    if code in (429, 503):
-                        retry_after = _retry_after(resp.headers.get("Retry-After"))
-                err: ApiError = status_error(code, _loads(raw), retry_after)
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
-                err = ApiConnectionError(kind, f"{method} {path}: {exc!r}")
-                err.__cause__ = exc
-                code = 0
+            sent = await self._attempt(method, url, path, params, data, ctype, decode)
+            code, err = sent.code, sent.error
+            if err is None:
+                if self.metrics is not None:
+                    self._record(method, code, data, sent.raw, started)
+                return sent.value
             if code == 401 and not reloaded and creds.reloadable:
                 reloaded = True
                 if await self._refresh_credentials(reload=True):
-                    if rec is not None:
-                        rec.attempt(method, host, len(data) if data else 0)
-                        rec.retried(method, host, "401")
+                    self._count_retry(method, data, "401")
                     continue
             if attempt >= max_retries or not (code == 0 or code in _RETRY_STATUS):
                 self.stats["errors"] += 1
-                if rec is not None:
-                    self._record(method, code, data, raw, started)
+                if self.metrics is not None:
+                    self._record(method, code, data, sent.raw, started)
                 raise err
-            if rec is not None:
-                rec.attempt(method, host, len(data) if data else 0)
-                rec.retried(method, host, str(code) if code else NO_ANSWER)
-            delay = backoff_delay(
-                attempt,
-                initial_s=rs.backoff.initial_s,
-                max_s=rs.backoff.max_s,
-                factor=rs.backoff.factor,
-                jitter=rs.backoff.jitter,
-                u=self._rng.random(),
-            )
-            if retry_after is not None:  # at least what the server asked for
-                delay = max(delay, min(retry_after, rs.max_retry_after_s))
+            self._count_retry(method, data, str(code) if code else NO_ANSWER)
+            delay = self._retry_delay(attempt, sent.retry_after)
             attempt += 1
             self.stats["retries"] += 1
             log.debug("retrying %s %s in %.3fs after %s (attempt %d)", method, path, delay, err, attempt)
             await asyncio.sleep(delay)
+
+    async def _ready_to_send(self, method: str, path: str, write: bool) -> None:
+        """What each attempt waits for, in order: a write's rate-limit token, fresh credentials,
+        and last the fence, the moment before the request leaves."""
+        if write and not self.limiter.unlimited:
+            waited = await self.limiter.acquire()
+            if self.metrics is not None:
+                self.metrics.throttled(method, self.host, waited)
+        creds = self.connection.credentials
+        if creds.refreshable and creds.due():
+            await self._refresh_credentials(reload=False)
+        if write and self.gate is not None:
+            self.gate.check(method, path)
+
+    async def _attempt(
+        self,
+        method: str,
+        url: URL | str,
+        path: str,
+        params: Mapping[str, str] | None,
+        data: bytes | None,
+        ctype: str | None,
+        decode: bool,
+    ) -> _Attempt:
+        """One HTTP exchange: the decoded answer of a 2xx, else the error it maps to (code 0: no
+        answer at all), with the server's Retry-After on a 429 or 503."""
+        retry_after: float | None = None
+        raw = b""
+        try:
+            async with self._get_session().request(
+                method,
+                url,
+                params=params,
+                data=data,
+                headers=self._headers(ctype),
+                timeout=self._timeout,
+                **self._extra,
+            ) as resp:
+                raw = await resp.read()  # also when not decoding: the connection goes back to the pool
+                code = resp.status
+                if code < 300:
+                    return _Attempt(code, raw, orjson.loads(raw) if raw and decode else None)
+                if code in (429, 503):
+                    retry_after = _retry_after(resp.headers.get("Retry-After"))
+            return _Attempt(code, raw, None, status_error(code, _loads(raw), retry_after), retry_after)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
+            err = ApiConnectionError(kind, f"{method} {path}: {exc!r}")
+            err.__cause__ = exc
+            return _Attempt(0, raw, None, err)
+
+    def _retry_delay(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter, and at least what the server asked for (capped)."""
+        rs = self.settings.retry
+        delay = backoff_delay(
+            attempt,
+            initial_s=rs.backoff.initial_s,
+            max_s=rs.backoff.max_s,
+            factor=rs.backoff.factor,
+            jitter=rs.backoff.jitter,
+            u=self._rng.random(),
+        )
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, rs.max_retry_after_s))
+        return delay
+
+    def _count_retry(self, method: str, data: bytes | None, answer: str) -> None:
+        """An attempt that is tried again, in the request metrics (``answer``: its code)."""
+        rec = self.metrics
+        if rec is not None:
+            rec.attempt(method, self.host, len(data) if data else 0)
+            rec.retried(method, self.host, answer)
 
     def _record(self, method: str, code: int, data: bytes | None, raw: bytes, started: float) -> None:
         """The last attempt of a request and its outcome (``code`` 0: no answer)."""

@@ -83,14 +83,7 @@ def scheduled_condition(pod: Pod, reason: str, message: str, now: float) -> tupl
     old = pod.scheduled_condition
     generation = pod.generation
     if old is None:
-        entry: dict[str, Any] = {
-            "type": POD_SCHEDULED,
-            "status": "False",
-            "reason": reason,
-            "message": message,
-            "lastProbeTime": None,
-            "lastTransitionTime": rfc3339(now),
-        }
+        entry = _new_condition(reason, message, now)
         if generation:
             entry["observedGeneration"] = generation
         return True, entry
@@ -200,17 +193,16 @@ class Reporter:
 
 def _condition(reason: str, message: str, now: float) -> dict[str, Any]:
     """The whole ``PodScheduled=False`` condition, for a pod whose current one is not known."""
+    return {"status": {"conditions": [_new_condition(reason, message, now)]}}
+
+
+def _new_condition(reason: str, message: str, now: float) -> dict[str, Any]:
+    """A ``PodScheduled=False`` condition written whole: it starts now, and was never probed."""
     return {
-        "status": {
-            "conditions": [
-                {
-                    "type": POD_SCHEDULED,
-                    "status": "False",
-                    "reason": reason,
-                    "message": message,
-                    "lastProbeTime": None,
-                    "lastTransitionTime": rfc3339(now),
-                }
-            ]
-        }
+        "type": POD_SCHEDULED,
+        "status": "False",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": None,
+        "lastTransitionTime": rfc3339(now),
     }

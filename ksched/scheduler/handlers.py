@@ -193,11 +193,16 @@ class ClusterEventHandlers:
                 self.reporter.not_scheduled(pod, REASON_SCHEDULING_GATED, GATED_MESSAGE)
             self._timer.since(cev.UNSCHEDULED_POD_ADD, started)
             return
-        self.queue.update(old, pod)
+        events = cev.pod_update_events(old, pod)
+        self.queue.update(old, pod, events)
         if old.nominated_node_name and old.nominated_node_name != pod.nominated_node_name:
             self._nominated_pod_gone(old)  # as if deleted from its old nominated node
-        for event in cev.pod_update_events(old, pod):
-            self._timer.since(event, started)
+        # Upstream times every pending-pod update as UnschedulablePodUpdate, and also under each
+        # more specific event it derived.
+        self._timer.since(cev.UNSCHEDULED_POD_UPDATE, started)
+        for event in events:
+            if event != cev.UNSCHEDULED_POD_UPDATE:
+                self._timer.since(event, started)
 
     def _assigned_pod_upserted(self, pod: Pod) -> None:
         """A bound pod added (or our binding confirmed: ``AssignedPodAdd``) or updated (the

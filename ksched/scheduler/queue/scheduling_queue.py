@@ -159,19 +159,20 @@ class SchedulingQueue:
         self._sync_gauges()
         return pinfo
 
-    def update(self, old: Pod | None, new: Pod) -> None:
+    def update(self, old: Pod | None, new: Pod, events: Sequence[ClusterEvent] | None = None) -> None:
         """A pending pod changed. Scheduling thread only.
 
         In flight: the derived events are recorded for this pod. In activeQ/backoffQ: updated in
         place. Parked: each derived ``UpdatePod*`` event is checked against the plugins that
         rejected it, and the first that matches moves it (gates removed → activeQ). Unknown: added.
+        ``events`` are the ones ``old`` → ``new`` derives, when the caller has them already.
         """
         uid = new.uid
         pinfo = self._in_flight.get(uid)
         if pinfo is not None:
             before = old or pinfo.pod
             pinfo.pod = new
-            for e in ev.pod_update_events(before, new):
+            for e in _derived(before, new, events if old is not None else None):
                 self._in_flight.record(e, uid, before, new)
             return
         for heap, key in (
@@ -190,7 +191,7 @@ class SchedulingQueue:
             before = old or pinfo.pod
             pinfo.pod = new
             self.nominator.update(old, new)
-            for e in ev.pod_update_events(before, new):
+            for e in _derived(before, new, events if old is not None else None):
                 strategy = self._worth_requeuing(pinfo, e, None, before, new)
                 if self._requeue(pinfo, strategy, e.label) != QUEUE_UNSCHEDULABLE:
                     break
@@ -581,6 +582,10 @@ class SchedulingQueue:
             gated = len(self._gated)
             backoff = len(self._backoff) + len(self._error_backoff)
             self._gauges.set_pending(len(self._active), backoff, len(self._unsched) - gated, gated)
+
+
+def _derived(old: Pod, new: Pod, events: Sequence[ClusterEvent] | None) -> Sequence[ClusterEvent]:
+    return events if events is not None else ev.pod_update_events(old, new)
 
 
 class _HintTimer:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import gc
 import logging
 import os
@@ -31,13 +32,17 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from ksched.cache.cluster import ClusterCache
+from ksched.config.features import DEFAULT_GATES, FeatureGates
+from ksched.config.overrides import FlagOverrides, apply_overrides
 from ksched.config.types import SchedulerConfiguration
+from ksched.config.validation import PROTOBUF
 from ksched.errors import InputError
 from ksched.framework.handle import HandleServices
 from ksched.framework.loader import load_with_plugins
@@ -68,6 +73,7 @@ from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
 from ksched.scheduler.reporting import Reporter
 from ksched.server import Health, build_app, start_server, tls_context
+from ksched.server.options import ServingOptions
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
@@ -84,18 +90,17 @@ FULL_GC_INTERVAL_S = 60.0
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
-    kubeconfig: str | None = None
     config_path: str | None = None
-    leader_elect: bool | None = None
-    """None: as the configuration says (upstream default true)."""
-    bind_address: str = "127.0.0.1"
-    port: int = 10259
+    overrides: FlagOverrides = field(default_factory=FlagOverrides)
+    """The command-line values laid over the configuration (kube-scheduler's precedence)."""
+    master: str = ""
+    """--master: the API server URL, overriding the kubeconfig's server."""
+    serving: ServingOptions = field(default_factory=ServingOptions)
+    """The endpoint's serving, authentication and authorization flags."""
+    feature_gates: FeatureGates = DEFAULT_GATES
     seed: int | None = None
     plugins: tuple[str, ...] = ()
     """Out-of-tree plugin factories, ``module:factory`` (``--plugin``), besides the entry points."""
-    tls_cert_file: str | None = None
-    tls_private_key_file: str | None = None
-    """Both set: /metrics and the rest are served over HTTPS only (kube-scheduler's flag names)."""
     bind_worker: bool | None = None
     """Post bindings from a child process (:mod:`ksched.kube.bind_worker`); None: when the process
     may run on two or more CPUs (a lone CPU gains nothing from a second process)."""
@@ -103,7 +108,8 @@ class RunOptions:
 
 def _tls(options: RunOptions) -> ssl.SSLContext | None:
     """The serving TLS context, loaded before anything starts so that bad files fail fast (exit 2)."""
-    cert, key = options.tls_cert_file, options.tls_private_key_file
+    secure = options.serving.secure
+    cert, key = secure.tls_cert_file, secure.tls_private_key_file
     if not cert and not key:
         return None
     if not (cert and key):
@@ -112,6 +118,18 @@ def _tls(options: RunOptions) -> ssl.SSLContext | None:
         return tls_context(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise InputError(f"cannot load the serving certificate {cert} and key {key}: {exc}") from exc
+
+
+def _connection(kubeconfig: str | None, master: str) -> Connection:
+    """The API connection from the kubeconfig, with ``--master``'s server if given (as upstream's
+    ``clientcmd.BuildConfigFromFlags``)."""
+    connection = load_connection(kubeconfig)
+    if not master:
+        return connection
+    server = master.rstrip("/")
+    return dataclasses.replace(
+        connection, server=server, ssl=None if server.startswith("http:") else connection.ssl
+    )
 
 
 def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
@@ -180,6 +198,8 @@ def _bind_worker(
     """The bind worker this process uses, if any (see :attr:`RunOptions.bind_worker`); the
     requests it makes are counted in ``tally``."""
     wanted = options.bind_worker
+    if options.master:
+        wanted = False  # the child loads the kubeconfig itself and would miss --master's server
     if wanted is None:
         wanted = len(os.sched_getaffinity(0)) >= 2
     if not wanted:
@@ -221,10 +241,10 @@ def _writers(
 ) -> _Writers:
     """The scheduler's client (behind ``fence``), its bind worker (sharing the fence) and the
     outbox; every request is counted in ``tally``."""
-    kubeconfig = options.kubeconfig or config.client_connection.kubeconfig or None
+    kubeconfig = config.client_connection.kubeconfig or None
     cc = config.client_connection
     client = io.client(
-        load_connection(kubeconfig),
+        _connection(kubeconfig, options.master),
         qps=cc.qps,
         burst=cc.burst,
         metrics=tally,
@@ -253,6 +273,7 @@ def _writers(
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
+    config = _effective_config(config, options.overrides)
     ssl_context = _tls(options)
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
@@ -308,9 +329,11 @@ def run(options: RunOptions) -> int:
         )
         request_profile = profile_requester(inbox) if config.enable_profiling else None
         _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
-        for informer in informers:
-            informer.start(io)
-        election = _Election(health, inbox, fence, metrics, identity, tally)
+        delay = leader_elect and config.delay_cache_until_active
+        if not delay:
+            for informer in informers:
+                informer.start(io)
+        election = _Election(health, inbox, fence, metrics, identity, tally, informers if delay else ())
         elector = _elect(io, client.connection, config, election) if leader_elect else None
         _install_signal_handlers(inbox)
         scheduler.run()
@@ -324,15 +347,35 @@ def run(options: RunOptions) -> int:
 def _serve(
     io: IOThread, app: web.Application, options: RunOptions, ssl_context: ssl.SSLContext | None
 ) -> None:
-    """Serve /metrics, the health checks and /debug/profile from the I/O loop until it stops."""
-    runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
-    io.add_closer(runner.cleanup)
-    log.info(
-        "serving /metrics, /healthz and /readyz on %s://%s:%d",
-        "https" if ssl_context else "http",
-        options.bind_address,
-        port,
-    )
+    """Serve /metrics, the health checks and /debug/profile from the I/O loop until it stops: on
+    ``--secure-port`` (HTTPS with --tls-cert-file; plain HTTP without one, for now) and on ksched's
+    ``--insecure-port`` (plain HTTP, loopback), each when on."""
+    secure, insecure = options.serving.secure, options.serving.insecure_port
+    listeners = []
+    if secure.secure_port != 0:
+        listeners.append((secure.bind_address, secure.secure_port, ssl_context))
+    if insecure is not None:
+        listeners.append((options.serving.insecure_bind_address, insecure, None))
+    for host, port, context in listeners:
+        runner, bound = io.run(start_server(app, host, port, context))
+        io.add_closer(runner.cleanup)
+        log.info(
+            "serving /metrics, /healthz and /readyz on %s://%s:%d",
+            "https" if context else "http",
+            host,
+            bound,
+        )
+
+
+def _effective_config(config: SchedulerConfiguration, overrides: FlagOverrides) -> SchedulerConfiguration:
+    """``config`` with the flags over it; says which flags upstream's precedence ignores, and
+    that ksched requests JSON where protobuf was asked for."""
+    for flag in overrides.ignored():
+        log.warning("flag --%s is ignored because --config is given (as kube-scheduler does)", flag)
+    config = apply_overrides(config, overrides)
+    if config.client_connection.content_type == PROTOBUF:
+        log.info("clientConnection.contentType is %s: ksched requests and sends application/json", PROTOBUF)
+    return config
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +388,9 @@ class _Election:
     metrics: Metrics
     identity: str
     tally: RequestTally
+    delayed_informers: Sequence[Informer] = ()
+    """delayCacheUntilActive: informers a standby starts only once it leads (upstream's
+    scheduler.Run waits for leadership before starting the informer factories)."""
 
 
 def _elect(
@@ -364,6 +410,8 @@ def _elect(
     status.set(0)
 
     def started() -> None:
+        for informer in election.delayed_informers:
+            informer.start(io)
         election.health.leading = True
         status.set(1)
         election.inbox.put(LeadershipChanged(True))

@@ -9,10 +9,10 @@ an integer, a number is not a duration).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from ksched.config.durations import parse_go_duration
 from ksched.errors import ConfigError
 
 INT32_MIN = -(2**31)
@@ -136,45 +136,6 @@ def string_list(m: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
             raise wrong_type(index(child(path, key), i), "a string", item)
         out.append(item)
     return tuple(out)
-
-
-_UNIT_S = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds in a Go ``time.ParseDuration`` string (``"1m30s"``, ``"500ms"``, ``"-2h"``, ``"0"``).
-
-    Raises ValueError for anything Go would reject (a bare number other than 0, a missing unit,
-    an unknown unit, spaces).
-    """
-    s = text
-    sign = 1.0
-    if s[:1] in ("+", "-"):
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
-        raise ValueError(f"invalid duration {text!r}")
-    total = 0.0
-    pos = 0
-    while pos < len(s):
-        match = _DURATION_PART.match(s, pos)
-        if match is None:
-            raise ValueError(f"invalid duration {text!r}")
-        total += float(match.group(1)) * _UNIT_S[match.group(2)]
-        pos = match.end()
-    return sign * total
 
 
 def duration(m: Mapping[str, Any], key: str, path: str, default: float) -> float:

@@ -39,6 +39,7 @@ from ksched.config.validation import (
     validate_client_connection,
     validate_common_queue_sort,
     validate_leader_election,
+    validate_parallelism,
     validate_percentage,
     validate_plugin_names,
     validate_profile_plugins,
@@ -187,12 +188,7 @@ def _build(data: Mapping[str, Any], known: frozenset[str], implements: Implement
 
     validate_client_connection(cc, errs)
     validate_leader_election(le, errs)
-    if parallelism <= 0:
-        errs.append(
-            ConfigError(
-                "parallelism", f"invalid value {parallelism}: should be an integer value greater than zero"
-            )
-        )
+    validate_parallelism(parallelism, errs)
 
     raw_profiles = list(d.seq(root, "profiles", "")) or [{}]
     if (

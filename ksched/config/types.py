@@ -178,9 +178,10 @@ class ClientConnection:
     burst: int = 100
     """Client-side burst allowance, requests."""
     content_type: str = "application/vnd.kubernetes.protobuf"
-    """Content type asked for (ksched itself speaks JSON; kept for fidelity)."""
+    """Upstream's request content type. ksched speaks JSON: ``application/json`` is used as is,
+    protobuf (the default) is accepted and logged once at start-up; anything else is refused."""
     accept_content_types: str = ""
-    """Accept header override; empty = client default."""
+    """Accept header override: only "" or JSON/protobuf types (ksched accepts JSON responses)."""
     kubeconfig: str = ""
     """Path of a kubeconfig file; empty = in-cluster config."""
 
@@ -190,7 +191,8 @@ class SchedulerConfiguration:
     """A whole KubeSchedulerConfiguration v1 after defaulting and validation."""
 
     parallelism: int
-    """Workers for parallel filter/score work (upstream's goroutines), > 0."""
+    """Upstream's goroutines for Filter/Score. ksched evaluates all nodes in one vectorized pass,
+    so only the default (16) is accepted."""
     percentage_of_nodes_to_score: int | None
     """Global percentage of feasible nodes to find before scoring; 0 = adaptive (5..50%) as upstream;
     None (the field is absent) = every feasible node, ksched's default."""
@@ -210,6 +212,9 @@ class SchedulerConfiguration:
     """Also profile lock contention (upstream: block profiling)."""
     delay_cache_until_active: bool
     """Fill informer caches only after winning leader election."""
+    pod_max_in_unschedulable_pods_s: float = 300.0
+    """How long a pod may stay unschedulable before the queue retries it. Not a v1 field: set by
+    kube-scheduler's ``--pod-max-in-unschedulable-pods-duration`` only, as upstream."""
     extenders: tuple[Mapping[str, Any], ...] = field(default=())
     """Raw extender objects; ksched does not call extenders (validated only)."""
 

@@ -14,12 +14,12 @@ in-tree plugins are validated in :mod:`ksched.config.pluginargs`.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ksched.config import _decode as d
 from ksched.config import names as n
 from ksched.config._names_validation import qualified_name_problems
-from ksched.config.defaults import API_VERSION, LEADER_ELECTION_JITTER_FACTOR
+from ksched.config.defaults import API_VERSION, DEFAULT_PARALLELISM, LEADER_ELECTION_JITTER_FACTOR
 from ksched.config.merge import PluginSet
 from ksched.config.pluginargs import invalid
 from ksched.config.types import ClientConnection, LeaderElection, PluginRef
@@ -68,9 +68,48 @@ def validate_leader_election(le: LeaderElection, errs: Errors) -> None:
         )
 
 
+JSON: Final = "application/json"
+PROTOBUF: Final = "application/vnd.kubernetes.protobuf"
+_CONTENT_TYPES: Final = (JSON, PROTOBUF)
+
+
 def validate_client_connection(cc: ClientConnection, errs: Errors) -> None:
+    """component-base's burst rule, plus what ksched's JSON-only client can honour."""
     if cc.burst < 0:
         errs.append(invalid("clientConnection.burst", cc.burst, "must be non-negative"))
+    if cc.content_type not in _CONTENT_TYPES:
+        errs.append(
+            invalid(
+                "clientConnection.contentType",
+                cc.content_type,
+                f"ksched sends {JSON} (or accepts {PROTOBUF}, upstream's default, and sends JSON)",
+            )
+        )
+    for part in (p.strip().split(";")[0] for p in cc.accept_content_types.split(",") if p.strip()):
+        if part not in _CONTENT_TYPES:
+            errs.append(
+                invalid(
+                    "clientConnection.acceptContentTypes",
+                    cc.accept_content_types,
+                    f"ksched decodes {JSON} only; the value may list only {JSON} and {PROTOBUF}",
+                )
+            )
+            break
+
+
+def validate_parallelism(parallelism: int, errs: Errors) -> None:
+    """Upstream's > 0 rule; then ksched's: no worker pool to size, so only the default."""
+    if parallelism <= 0:
+        errs.append(invalid("parallelism", parallelism, "should be an integer value greater than zero"))
+    elif parallelism != DEFAULT_PARALLELISM:
+        errs.append(
+            invalid(
+                "parallelism",
+                parallelism,
+                f"ksched evaluates every node in one vectorized pass on the scheduling thread and has "
+                f"no worker pool to size; remove the field or set it to {DEFAULT_PARALLELISM}",
+            )
+        )
 
 
 def validate_percentage(path: str, value: int | None, errs: Errors) -> None:

@@ -35,7 +35,9 @@ def queue_for(
             if hasattr(fw.plugins.get(ref.name), "pre_enqueue")
         ]
     settings = QueueSettings(
-        pod_initial_backoff_s=config.pod_initial_backoff_s, pod_max_backoff_s=config.pod_max_backoff_s
+        pod_initial_backoff_s=config.pod_initial_backoff_s,
+        pod_max_backoff_s=config.pod_max_backoff_s,
+        pod_max_in_unschedulable_pods_s=config.pod_max_in_unschedulable_pods_s,
     )
     return SchedulingQueue(
         clock=clock,

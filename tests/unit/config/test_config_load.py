@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ksched.config import load_config
-from ksched.config._decode import parse_go_duration
+from ksched.config.durations import parse_go_duration
 from ksched.errors import ConfigError
 
 YAML = """\

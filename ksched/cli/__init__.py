@@ -1,5 +1,8 @@
 """The ``ksched`` command: ``run``, ``explain``, ``sim serve``, ``bench``, ``version``.
 
+``run`` takes kube-scheduler's command line in pflag syntax (:mod:`ksched.cli.run_command`);
+the other commands use argparse.
+
 This is the only module that configures logging. Every command turns a :class:`KschedError`
 into one line on stderr and exit status 2; a traceback means a ksched bug.
 """
@@ -15,7 +18,7 @@ from typing import Any
 import orjson
 
 from ksched import __version__
-from ksched.errors import KschedError
+from ksched.errors import InputError, KschedError
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -45,28 +48,46 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _cmd_run(argv: Sequence[str]) -> int:
+    """``ksched run ARGS``: kube-scheduler's command line (:mod:`ksched.cli.run_command`)."""
     import prometheus_client
 
-    from ksched.runner import RunOptions, run
+    from ksched.cli import logsetup, run_command
+    from ksched.runner import run
 
+    parsed = run_command.parse_run_args(argv)
+    if parsed["help"]:
+        sys.stdout.write(run_command.help_text())
+        return EXIT_OK
+    version = run_command.version_text(parsed["version"])
+    if version is not None:
+        print(version)
+        return EXIT_OK
+    logsetup.configure(run_command.log_settings(parsed))
+    options = run_command.run_options(parsed)
+    if parsed["write-config-to"]:
+        return _write_config(options, parsed["write-config-to"])
     # kube-scheduler exposes no ``*_created`` series; prometheus_client can only turn them off
     # process-wide, which is why this happens here and not in ksched.metrics.
     prometheus_client.disable_created_metrics()
+    return run(options)
 
-    return run(
-        RunOptions(
-            kubeconfig=args.kubeconfig,
-            config_path=args.config,
-            leader_elect=args.leader_elect,
-            bind_address=args.bind_address,
-            port=args.port,
-            plugins=tuple(args.plugin or ()),
-            tls_cert_file=args.tls_cert_file,
-            tls_private_key_file=args.tls_private_key_file,
-            bind_worker={"auto": None, "on": True, "off": False}[args.bind_worker],
-        )
-    )
+
+def _write_config(options: Any, path: str) -> int:
+    """``--write-config-to``: the effective configuration (defaults and flags applied), then exit 0."""
+    from ksched.config.encode import config_to_yaml
+    from ksched.config.overrides import apply_overrides
+    from ksched.framework.loader import load_with_plugins
+
+    config, _ = load_with_plugins(options.config_path, options.plugins)
+    text = config_to_yaml(apply_overrides(config, options.overrides))
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"--write-config-to {path}: cannot write: {exc.strerror or exc}") from exc
+    logging.getLogger(__name__).info("Wrote configuration to: %s", path)
+    return EXIT_OK
 
 
 def _cmd_version(args: argparse.Namespace) -> int:
@@ -143,33 +164,12 @@ def _add_explain(sub: Any) -> None:
 
 
 def _add_run(sub: Any) -> None:
-    run = sub.add_parser("run", help="schedule pods of a real (or embedded) cluster until stopped")
-    run.add_argument(
-        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"
+    """``run`` is parsed by :mod:`ksched.cli.run_command` (pflag syntax); this entry is for --help."""
+    sub.add_parser(
+        "run",
+        help="schedule pods of a real (or embedded) cluster until stopped; takes kube-scheduler's flags",
+        add_help=False,
     )
-    run.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's defaults)")
-    run.add_argument(
-        "--leader-elect",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="campaign for the Lease before scheduling (default: leaderElection.leaderElect of the config)",
-    )
-    run.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz")
-    run.add_argument("--port", type=int, default=10259, help="port of /metrics, /healthz, /readyz (0: any)")
-    run.add_argument("--tls-cert-file", help="PEM certificate (chain): serve HTTPS only (with the key below)")
-    run.add_argument("--tls-private-key-file", help="PEM private key matching --tls-cert-file")
-    run.add_argument(
-        "-v", "--verbosity", type=int, default=argparse.SUPPRESS, help="0 warnings, 2 info, 4+ debug"
-    )
-    run.add_argument("--plugin", action="append", metavar="MODULE:FACTORY", help=_PLUGIN_HELP)
-    run.add_argument(
-        "--bind-worker",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="post bindings from a child process, off the scheduler's interpreter lock "
-        "(auto, the default: when the process may run on 2 or more CPUs)",
-    )
-    run.set_defaults(func=_cmd_run)
 
 
 def _add_sim(sub: Any) -> None:
@@ -198,9 +198,38 @@ def _add_sim(sub: Any) -> None:
         action.set_defaults(func=_cmd_sim_serve)
 
 
+def _split_run(argv: Sequence[str]) -> list[str] | None:
+    """The flags after ``run`` (with a leading global ``-v N`` passed on as ``--v=N``), or None
+    when the command is not ``run``."""
+    verbosity: str | None = None
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in ("-v", "--verbosity") and i + 1 < len(argv):
+            verbosity, i = argv[i + 1], i + 2
+        elif word.startswith(("--verbosity=", "-v")) and word not in ("-v", "--verbosity"):
+            verbosity, i = word.split("=", 1)[1] if "=" in word else word[2:], i + 1
+        elif word == "run":
+            rest = list(argv[i + 1 :])
+            return ([f"--v={verbosity}"] if verbosity is not None else []) + rest
+        else:
+            return None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    run_argv = _split_run(words)
+    if run_argv is not None:
+        try:
+            return _cmd_run(run_argv)
+        except KschedError as exc:
+            print(f"ksched run: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            return 130
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     _configure_logging(args.verbosity)
     try:
         return int(args.func(args))
@@ -209,3 +238,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+
+
+def scheduler_main() -> int:
+    """``ksched-scheduler``: exactly ``ksched run``, so a kube-scheduler manifest changes only its
+    command name."""
+    return main(["run", *sys.argv[1:]])

@@ -38,6 +38,6 @@ RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
     && ksched version
 # 65532 is the conventional "nonroot" id; no entry in /etc/passwd is needed.
 USER 65532:65532
-# /metrics, /healthz and /readyz (deploy/base/deployment.yaml passes --bind-address and --port).
+# /metrics, /healthz and /readyz (deploy/base/deployment.yaml passes --bind-address and --secure-port).
 EXPOSE 10259
 ENTRYPOINT ["ksched", "run"]

@@ -251,14 +251,17 @@ def start_scheduler(
     config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
     port = _free_port()
     log_path = workdir / "scheduler.log"
-    cmd = [sys.executable, *python_args, "-m", "ksched", "-v", str(verbosity), "run"]
-    cmd += ["--kubeconfig", str(kubeconfig), "--config", str(config), "--no-leader-elect"]
-    cmd += ["--port", str(port)]
+    cmd = [sys.executable, *python_args, "-m", "ksched", "run", f"--v={verbosity}"]
+    cmd += ["--config", str(config), "--leader-elect=false"]
+    # kube-scheduler's flags: no HTTPS port; ksched's plain-HTTP port for /readyz and /metrics.
+    cmd += ["--secure-port=0", f"--insecure-port={port}"]
     for plugin in plugins:
         cmd += ["--plugin", plugin]
     cmd = pinned_command(cmd, cpus)
     with open(log_path, "wb") as log_file:
-        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ))
+        # With --config, kube-scheduler ignores --kubeconfig: the kubeconfig comes through $KUBECONFIG.
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env)
     try:
         _wait_ready(port, proc, log_path)
     except BaseException:

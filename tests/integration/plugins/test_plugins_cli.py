@@ -94,10 +94,15 @@ def test_ksched_run_loads_the_examples_and_they_change_placements(sim: SimCluste
         sim.add_nodes(1, node_template(cpu="4", memory="16Gi", labels={COST: cost}), name_prefix=prefix)
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
     log = (tmp_path / "ksched.log").open("wb")
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    args = ["-v", "2", "run", "--kubeconfig", str(kubeconfig), "--config", str(EXAMPLES / "config.yaml")]
+    # With --config, kube-scheduler ignores --kubeconfig: $KUBECONFIG carries it.
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "KUBECONFIG": str(kubeconfig),
+    }
+    args = ["run", "--v=2", "--config", str(EXAMPLES / "config.yaml")]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ksched", *args, *PLUGIN_ARGS, "--port", "0"],
+        [sys.executable, "-m", "ksched", *args, *PLUGIN_ARGS, "--secure-port=0", "--insecure-port=0"],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -7,7 +7,7 @@ and lets a test run a function *on the scheduling thread* (:meth:`InProcessSched
 the cache and the queue without racing the single writer.
 
 :class:`KschedProcess` runs ``python -m ksched run`` with stderr in a file, so the test can read the
-port it chose (``--port 0``), its logs and its exit status.
+port it chose (``--insecure-port 0``), its logs and its exit status.
 """
 
 from __future__ import annotations
@@ -250,18 +250,20 @@ class KschedProcess:
         self.name = name
         self.log_path = tmp / f"{name}.log"
         self._log = self.log_path.open("wb")
-        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        # With --config, kube-scheduler (and so ksched) ignores --kubeconfig: $KUBECONFIG carries it.
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "KUBECONFIG": str(kubeconfig),
+        }
         self._argv = [
-            "-v",
-            "2",
             "run",
-            "--kubeconfig",
-            str(kubeconfig),
+            "--v=2",
             "--config",
             str(config_path),
-            "--leader-elect" if leader_elect else "--no-leader-elect",
-            "--port",
-            "0",
+            f"--leader-elect={str(leader_elect).lower()}",
+            "--secure-port=0",
+            "--insecure-port=0",
         ]
         command = [sys.executable, "-c", HELD] if held else [sys.executable, "-m", "ksched", *self._argv]
         self.proc = subprocess.Popen(

@@ -1,7 +1,7 @@
 """``ksched run`` as a process: /metrics and /readyz, SIGTERM, and two replicas with leader election.
 
 Acceptance points 6, 7 and 9 of the scheduler-process issue. Each process runs ``python -m ksched run``
-against the embedded cluster with ``--port 0``; its log (stderr) tells the port it serves on.
+against the embedded cluster with ``--insecure-port 0``; its log (stderr) tells the port it serves on.
 """
 
 from __future__ import annotations

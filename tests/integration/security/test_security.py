@@ -15,6 +15,7 @@ import base64
 import os
 import re
 import shutil
+import socket
 import signal
 import ssl
 import subprocess
@@ -39,15 +40,27 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTH
 SERVING = re.compile(r"serving /metrics.* on (https?)://([^:\s]+):(\d+)")
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 class Run:
     """``python -m ksched -v V run ...`` with its log in a file."""
 
     def __init__(self, tmp: Path, args: list[str], verbosity: int = 2) -> None:
         self.log_path = tmp / f"run-{time.monotonic_ns()}.log"
         self._log = self.log_path.open("wb")
-        cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "run", "--no-leader-elect"]
-        cmd += ["--port", "0"]
-        self.proc = subprocess.Popen([*cmd, *args], stdout=self._log, stderr=self._log, env=ENV)
+        cmd = [sys.executable, "-m", "ksched", "-v", str(verbosity), "run", "--leader-elect=false"]
+        cmd += [f"--secure-port={_free_port()}"]
+        env = dict(ENV)
+        if "--kubeconfig" in args and "--config" in args:
+            # kube-scheduler ignores --kubeconfig when --config is given: $KUBECONFIG carries it.
+            at = args.index("--kubeconfig")
+            env["KUBECONFIG"] = args[at + 1]
+            args = args[:at] + args[at + 2 :]
+        self.proc = subprocess.Popen([*cmd, *args], stdout=self._log, stderr=self._log, env=env)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

@@ -202,7 +202,7 @@ def test_two_profiles_keep_custom_plugins_and_configs():
 @pytest.mark.parametrize(
     ("extra", "attr", "want"),
     [
-        pytest.param({"parallelism": 8}, "parallelism", 8, id="non default parallelism"),
+        pytest.param({"parallelism": 16}, "parallelism", 16, id="the default parallelism, explicit"),
         pytest.param(
             {"enableProfiling": False},
             "enable_contention_profiling",

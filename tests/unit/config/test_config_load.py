@@ -55,9 +55,9 @@ def test_load_json(tmp_path):
     doc = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
-        "parallelism": 4,
+        "podMaxBackoffSeconds": 4,
     }
-    assert load_config(write(tmp_path, json.dumps(doc), "c.json")).parallelism == 4
+    assert load_config(write(tmp_path, json.dumps(doc), "c.json")).pod_max_backoff_s == 4
 
 
 def test_errors_name_the_file(tmp_path):

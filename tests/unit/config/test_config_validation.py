@@ -20,7 +20,7 @@ KNOWN = {*IN_TREE, "CustomSort", "CustomBind", "AnotherSort"}
 VALID = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
-    "parallelism": 8,
+    "parallelism": 16,
     "clientConnection": {
         "acceptContentTypes": "application/json",
         "contentType": "application/json",

@@ -15,8 +15,8 @@ import base64
 import os
 import re
 import shutil
-import socket
 import signal
+import socket
 import ssl
 import subprocess
 import sys

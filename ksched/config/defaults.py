@@ -110,6 +110,7 @@ ARGS_KIND: Final[Mapping[str, str]] = {
     n.POD_TOPOLOGY_SPREAD: "PodTopologySpreadArgs",
     n.DEFAULT_PREEMPTION: "DefaultPreemptionArgs",
     n.VOLUME_BINDING: "VolumeBindingArgs",
+    n.DYNAMIC_RESOURCES: "DynamicResourcesArgs",
 }
 """In-tree plugins with a typed args object, and the ``kind`` of that object."""
 

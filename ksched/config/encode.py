@@ -33,11 +33,16 @@ def _value(value: object) -> Any:
             out["requestedToCapacityRatio"] = {"shape": _value(value.shape)}
         return out
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            _camel(f.name): _value(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if getattr(value, f.name) not in (None, ())
-        }
+        out = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if item in (None, ()):
+                continue
+            if f.name.endswith("_s"):  # seconds as a float: a metav1.Duration in the file
+                out[_camel(f.name[:-2])] = format_go_duration(item)
+            else:
+                out[_camel(f.name)] = _value(item)
+        return out
     if isinstance(value, Mapping):
         return {k: _value(v) for k, v in value.items()}
     if isinstance(value, tuple | list):

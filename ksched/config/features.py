@@ -54,14 +54,19 @@ GATES: Final[tuple[Gate, ...]] = (
     _g("InPlacePodVerticalScaling", True, "GA", "requests follow the pod's allocated resources"),
     _g("PodLevelResources", True, "BETA", "spec.resources of a pod is its request"),
     _g("StorageCapacityScoring", False, "ALPHA", "VolumeBinding scores no storage capacity"),
-    _g("DRAAdminAccess", True, "BETA", "the DynamicResources allocator", implemented=True),
-    _g("DRAPrioritizedList", True, "BETA", "the DynamicResources allocator", implemented=True),
+    _g("DRAAdminAccess", True, "BETA", "only the default: ksched's DynamicResources has one behaviour"),
+    _g("DRAPrioritizedList", True, "BETA", "only the default: ksched's DynamicResources has one behaviour"),
     _g("DRADeviceTaints", False, "ALPHA", "ksched's allocator does not model device taints"),
     _g("DRAPartitionableDevices", False, "ALPHA", "ksched's allocator does not model shared counters"),
     _g("DRAConsumableCapacity", False, "ALPHA", "ksched's allocator does not model consumable capacity"),
     _g("DRADeviceBindingConditions", False, "ALPHA", "ksched's PreBind does not wait on binding conditions"),
     _g("DRAExtendedResource", False, "ALPHA", "extended resources are not backed by DRA devices"),
-    _g("DRASchedulerFilterTimeout", True, "BETA", "the DynamicResources Filter is bounded", implemented=True),
+    _g(
+        "DRASchedulerFilterTimeout",
+        True,
+        "BETA",
+        "DynamicResourcesArgs.filterTimeout is accepted (0s or 10s)",
+    ),
 )
 BY_NAME: Final[Mapping[str, Gate]] = MappingProxyType({g.name: g for g in GATES})
 

@@ -22,6 +22,7 @@ from ksched.config.defaults import (
     REQUESTED_TO_CAPACITY_RATIO,
     SCORING_STRATEGY_TYPES,
 )
+from ksched.config.dra_args import dynamic_resources
 from ksched.config.types import (
     DefaultPreemptionArgs,
     InterPodAffinityArgs,
@@ -60,6 +61,9 @@ def decode_plugin_args(name: str, raw: object, path: str, errs: Errors) -> objec
     """
     decoder = _DECODERS.get(name)
     if decoder is None:
+        if name in n.IN_TREE and raw not in (None, {}):
+            # Upstream hands such args to a plugin that never reads them; ksched refuses them.
+            errs.append(ConfigError(path, f"plugin {name} takes no args; remove them"))
         return dict(raw) if isinstance(raw, Mapping) else raw
     if raw is None:
         raw = {}
@@ -436,4 +440,5 @@ _DECODERS: Mapping[str, Callable[[Mapping[str, Any], str, Errors], object]] = {
     n.POD_TOPOLOGY_SPREAD: _pod_topology_spread,
     n.DEFAULT_PREEMPTION: _default_preemption,
     n.VOLUME_BINDING: _volume_binding,
+    n.DYNAMIC_RESOURCES: dynamic_resources,
 }

@@ -133,6 +133,15 @@ class VolumeBindingArgs:
 
 
 @dataclass(**_FROZEN)
+class DynamicResourcesArgs:
+    """Args of DynamicResources."""
+
+    filter_timeout_s: float = 10.0
+    """Upstream bounds the Filter by this; ksched's Filter does not run long enough to be stopped,
+    so only upstream's default (10s) and 0s (no bound) are accepted."""
+
+
+@dataclass(**_FROZEN)
 class Profile:
     """One scheduling profile: what a pod with ``spec.schedulerName == scheduler_name`` runs through."""
 

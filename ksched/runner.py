@@ -280,7 +280,7 @@ def run(options: RunOptions) -> int:
     if registry.out_of_tree:
         log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
     le = config.leader_election
-    leader_elect = le.leader_elect if options.leader_elect is None else options.leader_elect
+    leader_elect = le.leader_elect  # --leader-elect is in the configuration already (overrides)
     identity = default_identity()  # also in every User-Agent, so each replica's requests are told apart
     fence = Fence(leader_election=leader_elect, lease=f"{le.resource_namespace}/{le.resource_name}")
     cache = ClusterCache()

@@ -38,7 +38,12 @@ def _f(
 FLAGS: Final[tuple[Flag, ...]] = (
     _f("config", "string", "", MISC, "The path to the configuration file."),
     _f(
-        "write-config-to", "string", "", MISC, "If set, write the configuration values to this file and exit."
+        "write-config-to",
+        "string",
+        "",
+        MISC,
+        "If set, write the configuration values to this file and exit.",
+        "each profile is written as its effective per-extension-point plugin lists, not as multiPoint",
     ),
     _f(
         "master",
@@ -46,6 +51,7 @@ FLAGS: Final[tuple[Flag, ...]] = (
         "",
         MISC,
         "The address of the Kubernetes API server (overrides any value in kubeconfig).",
+        "the bind worker is off with it (bindings go from the main process)",
     ),
     _f(
         "version",
@@ -53,7 +59,7 @@ FLAGS: Final[tuple[Flag, ...]] = (
         "false",
         MISC,
         "--version, --version=raw prints version information and quits.",
-        "prints `Kubernetes v1.35.0-ksched.<version>`; `raw` prints a JSON version object",
+        "prints `Kubernetes v1.35.0+ksched.<version>`; `raw` prints upstream's version.Info shape",
     ),
     _f("help", "bool", False, MISC, "help for kube-scheduler", short="h"),
     # secure serving
@@ -71,6 +77,8 @@ FLAGS: Final[tuple[Flag, ...]] = (
         10259,
         SECURE,
         "The port on which to serve HTTPS with authentication and authorization. 0: no HTTPS.",
+        "HTTPS with --tls-cert-file/--tls-private-key-file; without them plain HTTP until the endpoint "
+        "generates its own certificate",
     ),
     _f("cert-dir", "string", "", SECURE, "The directory where the TLS certs are located."),
     _f("tls-cert-file", "string", "", SECURE, "File containing the default x509 certificate for HTTPS."),

@@ -150,3 +150,10 @@ def test_every_flag_has_help_and_a_group() -> None:
     names = [f.name for f in FLAGS]
     assert len(names) == len(set(names))
     assert all(f.help and f.group for f in FLAGS)
+
+
+def test_docs_list_every_flag() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "command-line.md").read_text()
+    assert [f.name for f in FLAGS if f"`--{f.name}`" not in text] == []

@@ -157,3 +157,19 @@ def test_docs_list_every_flag() -> None:
 
     text = (Path(__file__).resolve().parents[3] / "docs" / "command-line.md").read_text()
     assert [f.name for f in FLAGS if f"`--{f.name}`" not in text] == []
+
+
+def test_ksched_scheduler_is_ksched_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    from ksched.cli import scheduler_main
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["ksched-scheduler"] == "ksched.cli:scheduler_main"
+    monkeypatch.setattr(sys, "argv", ["ksched-scheduler", "--version"])
+    assert scheduler_main() == 0
+    assert capsys.readouterr().out.startswith("Kubernetes v1.35.0+ksched.")

@@ -273,7 +273,7 @@ def _writers(
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
-    config = _effective_config(config, options.overrides)
+    config = _effective_config(config, options.overrides, options.feature_gates)
     ssl_context = _tls(options)
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
@@ -367,12 +367,14 @@ def _serve(
         )
 
 
-def _effective_config(config: SchedulerConfiguration, overrides: FlagOverrides) -> SchedulerConfiguration:
+def _effective_config(
+    config: SchedulerConfiguration, overrides: FlagOverrides, gates: FeatureGates
+) -> SchedulerConfiguration:
     """``config`` with the flags over it; says which flags upstream's precedence ignores, and
     that ksched requests JSON where protobuf was asked for."""
     for flag in overrides.ignored():
         log.warning("flag --%s is ignored because --config is given (as kube-scheduler does)", flag)
-    config = apply_overrides(config, overrides)
+    config = dataclasses.replace(apply_overrides(config, overrides), feature_gates=gates)
     if config.client_connection.content_type == PROTOBUF:
         log.info("clientConnection.contentType is %s: ksched requests and sends application/json", PROTOBUF)
     return config

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ksched.config.features import DEFAULT_GATES, FeatureGates
+
 _FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 
 
@@ -224,6 +226,8 @@ class SchedulerConfiguration:
     pod_max_in_unschedulable_pods_s: float = 300.0
     """How long a pod may stay unschedulable before the queue retries it. Not a v1 field: set by
     kube-scheduler's ``--pod-max-in-unschedulable-pods-duration`` only, as upstream."""
+    feature_gates: FeatureGates = DEFAULT_GATES
+    """The process's effective feature gates (v1.35 defaults, then ``--feature-gates``)."""
     extenders: tuple[Mapping[str, Any], ...] = field(default=())
     """Raw extender objects; ksched does not call extenders (validated only)."""
 

@@ -115,6 +115,14 @@ FLAGS: Final[tuple[Flag, ...]] = (
         "If true, SO_REUSEADDR will be used when binding the port.",
     ),
     _f(
+        "disable-http2-serving",
+        "bool",
+        False,
+        SECURE,
+        "If true, HTTP2 serving will be disabled [default=false]",
+        "ksched's endpoint speaks HTTP/1.1 only, so it is off either way",
+    ),
+    _f(
         "http2-max-streams-per-connection",
         "int",
         0,
@@ -334,7 +342,8 @@ FLAGS: Final[tuple[Flag, ...]] = (
         "mapStringBool",
         {},
         GATES,
-        "A set of key=value pairs that describe feature gates for alpha/experimental features.",
+        "Comma-separated component:key=value pairs for feature gates (component defaults to kube; "
+        "repeatable).",
         "only the scheduler's gates, each only at the value ksched implements (ksched.config.features)",
     ),
     _f(
@@ -344,6 +353,15 @@ FLAGS: Final[tuple[Flag, ...]] = (
         GATES,
         "The versions different components emulate their capabilities of (e.g. kube=1.35).",
         "only 1.35 (kube=1.35)",
+    ),
+    _f(
+        "min-compatibility-version",
+        "stringSlice",
+        (),
+        GATES,
+        "The min version of control plane components the server should be compatible with "
+        "(kube=1.32..1.35, default 1.34; at most the emulated version).",
+        "accepted in upstream's range; it changes nothing a scheduler does",
     ),
     # metrics
     _f(

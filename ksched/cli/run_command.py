@@ -82,6 +82,12 @@ def check_unsupported(parsed: Parsed) -> None:
             raise FlagError(
                 f"--emulated-version={value} is not supported: ksched is kube-scheduler 1.35 only"
             )
+    for value in parsed["min-compatibility-version"]:
+        version = value.strip().removeprefix("kube=")
+        if version not in ("1.32", "1.33", "1.34", "1.35"):
+            raise FlagError(
+                f"--min-compatibility-version={value} is not valid: kube=1.32..1.35 (at most 1.35)"
+            )
     hidden = parsed["show-hidden-metrics-for-version"]
     if hidden not in ("", "1.34"):
         raise FlagError(

@@ -40,6 +40,7 @@ def serving_options(parsed: Parsed) -> ServingOptions:
         permit_port_sharing=parsed["permit-port-sharing"],
         permit_address_sharing=parsed["permit-address-sharing"],
         http2_max_streams_per_connection=int(parsed["http2-max-streams-per-connection"]),
+        disable_http2_serving=parsed["disable-http2-serving"],
     )
     authn = AuthenticationOptions(
         kubeconfig=parsed["authentication-kubeconfig"],

@@ -88,11 +88,17 @@ DEFAULT_GATES: Final = FeatureGates(MappingProxyType({g.name: g.default for g in
 def feature_gates(requested: Mapping[str, bool]) -> FeatureGates:
     """Apply ``--feature-gates`` ``requested`` on the defaults, refusing what ksched cannot honour.
 
-    ``AllAlpha``/``AllBeta`` are upstream's switches for every gate of a stage; they are refused
-    when they would turn on a gate ksched does not implement.
+    A name may carry upstream's component prefix (``kube:SchedulerQueueingHints=true``); ``kube``
+    is the only component. ``AllAlpha``/``AllBeta`` are upstream's switches for every gate of a
+    stage; they are refused when they would turn on a gate ksched does not implement.
     """
     values = dict(DEFAULT_GATES.values)
-    for name, value in requested.items():
+    for key, value in requested.items():
+        component, _, name = key.rpartition(":")
+        if component not in ("", "kube"):
+            raise ConfigError(
+                "--feature-gates", f"component not registered: {component} (ksched has only the kube gates)"
+            )
         if name in ("AllAlpha", "AllBeta"):
             stage = name[3:].upper()
             for gate in GATES:

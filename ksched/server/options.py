@@ -32,6 +32,8 @@ class SecureServingOptions:
     permit_port_sharing: bool = False
     permit_address_sharing: bool = False
     http2_max_streams_per_connection: int = 0
+    disable_http2_serving: bool = False
+    """--disable-http2-serving: serve HTTP/1.1 only."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

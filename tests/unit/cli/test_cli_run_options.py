@@ -274,3 +274,17 @@ def test_vmodule_syntax_is_checked() -> None:
         from ksched.cli.run_command import log_settings
 
         log_settings(main_like)
+
+
+def test_v135_only_flags() -> None:
+    o = options(
+        "--disable-http2-serving",
+        "--min-compatibility-version=kube=1.34",
+        "--feature-gates=kube:SchedulerQueueingHints=true",
+    )
+    assert o.serving.secure.disable_http2_serving is True
+    assert o.feature_gates.enabled("SchedulerQueueingHints")
+    with pytest.raises(ConfigError, match="component not registered: wardle"):
+        options("--feature-gates=wardle:featureA=true")
+    with pytest.raises(FlagError, match=r"--min-compatibility-version=1\.30 is not valid"):
+        options("--min-compatibility-version=1.30")

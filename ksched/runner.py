@@ -28,17 +28,13 @@ import logging
 import os
 import signal
 import socket
-import ssl
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
-
 from ksched.cache.cluster import ClusterCache
 from ksched.config.types import SchedulerConfiguration
-from ksched.errors import InputError
 from ksched.framework.handle import HandleServices
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
@@ -67,7 +63,8 @@ from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
 from ksched.scheduler.reporting import Reporter
-from ksched.server import Health, build_app, start_server, tls_context
+from ksched.server import Endpoints, Health, start_serving
+from ksched.server.options import SecureServingOptions, ServingOptions
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
@@ -96,22 +93,24 @@ class RunOptions:
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
     """Both set: /metrics and the rest are served over HTTPS only (kube-scheduler's flag names)."""
+    serving: ServingOptions | None = None
+    """The secure port, its authentication and authorization (None: built from the fields above)."""
     bind_worker: bool | None = None
     """Post bindings from a child process (:mod:`ksched.kube.bind_worker`); None: when the process
     may run on two or more CPUs (a lone CPU gains nothing from a second process)."""
 
 
-def _tls(options: RunOptions) -> ssl.SSLContext | None:
-    """The serving TLS context, loaded before anything starts so that bad files fail fast (exit 2)."""
-    cert, key = options.tls_cert_file, options.tls_private_key_file
-    if not cert and not key:
-        return None
-    if not (cert and key):
-        raise InputError("--tls-cert-file and --tls-private-key-file must be given together")
-    try:
-        return tls_context(cert, key)
-    except (OSError, ssl.SSLError) as exc:
-        raise InputError(f"cannot load the serving certificate {cert} and key {key}: {exc}") from exc
+def _serving(options: RunOptions) -> ServingOptions:
+    """The serving options, from ``options.serving`` or the older single fields."""
+    if options.serving is not None:
+        return options.serving
+    secure = SecureServingOptions(
+        bind_address=options.bind_address,
+        secure_port=options.port,
+        tls_cert_file=options.tls_cert_file or "",
+        tls_private_key_file=options.tls_private_key_file or "",
+    )
+    return ServingOptions(secure=secure)
 
 
 def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
@@ -253,7 +252,6 @@ def _writers(
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
-    ssl_context = _tls(options)
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
     if registry.out_of_tree:
@@ -270,7 +268,13 @@ def run(options: RunOptions) -> int:
         client, outbox = writers.client, writers.outbox
         instance = socket.gethostname()
         informers = _informers(client, inbox)
-        health = Health(leader_election=leader_elect, leading=not leader_elect)
+        health = Health(
+            leader_election=leader_elect,
+            leading=not leader_elect,
+            # The fence's deadline is the last renewal's start plus renewDeadline.
+            last_renewal=lambda: fence.writes.until - le.renew_deadline_s,
+            lease_duration_s=le.lease_duration_s,
+        )
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(
             events=reporter,
@@ -307,7 +311,9 @@ def run(options: RunOptions) -> int:
             on_synced=synced,
         )
         request_profile = profile_requester(inbox) if config.enable_profiling else None
-        _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
+        _serve(
+            io, Endpoints(registry=metrics.registry, health=health, request_profile=request_profile), options
+        )
         for informer in informers:
             informer.start(io)
         election = _Election(health, inbox, fence, metrics, identity, tally)
@@ -321,18 +327,16 @@ def run(options: RunOptions) -> int:
     return 1 if scheduler.stop_reason == LOST_LEADERSHIP else 0
 
 
-def _serve(
-    io: IOThread, app: web.Application, options: RunOptions, ssl_context: ssl.SSLContext | None
-) -> None:
-    """Serve /metrics, the health checks and /debug/profile from the I/O loop until it stops."""
-    runner, port = io.run(start_server(app, options.bind_address, options.port, ssl_context))
-    io.add_closer(runner.cleanup)
-    log.info(
-        "serving /metrics, /healthz and /readyz on %s://%s:%d",
-        "https" if ssl_context else "http",
-        options.bind_address,
-        port,
-    )
+def _serve(io: IOThread, endpoints: Endpoints, options: RunOptions) -> None:
+    """Serve /metrics, /configz, the health checks and /debug from the I/O loop until it stops.
+
+    The delegated-auth clients get no write gate: TokenReview and SubjectAccessReview are POSTs
+    that change nothing, and a standby must still authenticate its scrapes and probes."""
+
+    def auth_client(connection: Connection, role: str) -> ApiClient:
+        return io.client(connection, qps=200.0, burst=400, user_agent=f"{USER_AGENT} {role}")
+
+    start_serving(io, _serving(options), endpoints, auth_client)
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,9 @@ from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
 from ksched.scheduler.reporting import Reporter
 from ksched.server import Endpoints, Health, start_serving
+from ksched.server.configz import componentconfig
 from ksched.server.options import SecureServingOptions, ServingOptions
+from ksched.server.resources import PodResources
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
@@ -311,9 +313,17 @@ def run(options: RunOptions) -> int:
             on_synced=synced,
         )
         request_profile = profile_requester(inbox) if config.enable_profiling else None
-        _serve(
-            io, Endpoints(registry=metrics.registry, health=health, request_profile=request_profile), options
+        resources = PodResources(is_leader=lambda: health.leading)
+        pods = next(i for i in informers if i.resource == "pods")
+        pods.sink = resources.tee(pods.sink)  # /metrics/resources sees the pods on the I/O thread
+        endpoints = Endpoints(
+            registry=metrics.registry,
+            health=health,
+            componentconfig=lambda: componentconfig(config),
+            request_profile=request_profile,
+            resources=resources,
         )
+        _serve(io, endpoints, options)
         for informer in informers:
             informer.start(io)
         election = _Election(health, inbox, fence, metrics, identity, tally)

@@ -1,6 +1,7 @@
 """The endpoints kube-scheduler serves (cmd/kube-scheduler/app/server.go newEndpointsHandler):
-/metrics, /configz, the health checks (:mod:`ksched.server.health`) and, with profiling on,
-/debug/pprof/, /debug/flags/v and ksched's /debug/profile.
+/metrics, /metrics/resources (:mod:`ksched.server.resources`), /configz (:mod:`ksched.server.configz`),
+the health checks (:mod:`ksched.server.health`) and, with profiling on, /debug/pprof/,
+/debug/flags/v and ksched's /debug/profile.
 
 ``/debug/profile?seconds=N`` (and upstream's name for it, ``/debug/pprof/profile``) asks the
 *scheduling thread* to run under cProfile for N seconds and returns statistics in the binary format
@@ -28,6 +29,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from ksched.server import health as health_checks
 from ksched.server.health import Health
+from ksched.server.resources import PodResources
 
 MAX_PROFILE_SECONDS = 300
 ProfileRequester = Callable[[float], concurrent.futures.Future[bytes]]
@@ -49,6 +51,8 @@ class Endpoints:
     request_profile: ProfileRequester | None = None
     """None: profiling is off (enableProfiling: false)."""
     set_verbosity: Callable[[int], None] = set_klog_verbosity
+    resources: PodResources | None = None
+    """The pods' requests for /metrics/resources (None: not served)."""
 
 
 def _text(text: str, status: int = 200) -> web.Response:
@@ -126,8 +130,14 @@ def build_app(ep: Endpoints, *, middlewares: tuple[Any, ...] = ()) -> web.Applic
         body = orjson.dumps({"componentconfig": ep.componentconfig()})
         return web.Response(body=body, headers={"Content-Type": "application/json"})
 
+    async def resources(_: web.Request) -> web.Response:
+        assert ep.resources is not None
+        return web.Response(body=ep.resources.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
     app = web.Application(middlewares=list(middlewares))
     app.router.add_get("/metrics", metrics)
+    if ep.resources is not None:
+        app.router.add_get("/metrics/resources", resources)
     app.router.add_get("/configz", configz)
     health_checks.install(app, ep.health)
     _debug_routes(app, ep)

@@ -232,7 +232,7 @@ class AuthSources:
         """The first read, with upstream's --authentication-tolerate-lookup-failure handling."""
         try:
             await self.refresh()
-        except ApiError as exc:
+        except (ApiError, InputError) as exc:
             if not self.opts.tolerate_lookup_failure:
                 raise InputError(f"unable to look up in-cluster authentication configuration: {exc}") from exc
             log.warning("Error looking up in-cluster authentication configuration: %s", exc)

@@ -292,8 +292,8 @@ class UnionAuthenticator:
             except AuthenticationFailed as exc:
                 errors.append(str(exc))
                 continue
-            except ValueError as exc:  # an unparsable certificate
-                errors.append(f"x509: {exc}")
+            except Exception as exc:  # an unparsable certificate, a TokenReview that got no answer
+                errors.append(f"{type(exc).__name__}: {exc}")
                 continue
             if user is not None:
                 return with_authenticated_group(user)

@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 
+from ksched.errors import InputError
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import Connection
 from ksched.server import authn, authz
@@ -57,12 +58,26 @@ class Serving:
 
 
 async def start_site(
-    app: web.Application, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+    app: web.Application,
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None = None,
+    *,
+    reuse_port: bool = False,
+    reuse_address: bool = False,
 ) -> tuple[web.AppRunner, int]:
-    """Serve ``app``; returns the runner (for cleanup) and the bound port (useful with port 0)."""
+    """Serve ``app``; returns the runner (for cleanup) and the bound port (useful with port 0).
+    ``reuse_port``/``reuse_address`` are --permit-port-sharing/--permit-address-sharing."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+    site = web.TCPSite(
+        runner,
+        host,
+        port,
+        ssl_context=ssl_context,
+        reuse_port=reuse_port or None,
+        reuse_address=reuse_address or None,
+    )
     await site.start()
     bound = port
     for address in runner.addresses:  # (host, port, ...) of each bound socket
@@ -128,6 +143,11 @@ def start_serving(
     """Build the filters and TLS, open the ports; everything stops with the I/O loop."""
     secure_port = insecure_port = None
     sec = options.secure
+    if sec.http2_max_streams_per_connection:
+        raise InputError(
+            f"--http2-max-streams-per-connection={sec.http2_max_streams_per_connection}: ksched serves "
+            "HTTP/1.1 only; leave it unset"
+        )
     if sec.secure_port:
         authn_client, authz_client = _clients(io, options, make_client)
         a = options.authentication
@@ -152,6 +172,7 @@ def start_serving(
         io.add_closer(runner.cleanup)
         io.submit(_reload_every(sources, tls, RELOAD_INTERVAL_S))
         log.info("Serving securely on %s:%d", sec.bind_address, secure_port)
+        log.info("serving /metrics, /healthz and /readyz on https://%s:%d", sec.bind_address, secure_port)
     if options.insecure_port is not None:
         runner, insecure_port = io.run(
             start_site(build_app(endpoints), options.insecure_bind_address, options.insecure_port)

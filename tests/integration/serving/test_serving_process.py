@@ -5,6 +5,7 @@ and /configz from the running scheduler."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import socket
@@ -23,12 +24,22 @@ from tests.integration.support import http_get, probe_get, wait_until
 SCRIPT = """
 import logging, sys
 from ksched.runner import RunOptions, run
-from ksched.server.options import SecureServingOptions, ServingOptions
+from ksched.server.options import (
+    AuthenticationOptions, AuthorizationOptions, SecureServingOptions, ServingOptions,
+)
 logging.basicConfig(level=logging.INFO)
-secure, insecure, kubeconfig = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-serving = ServingOptions(secure=SecureServingOptions(secure_port=secure), insecure_port=insecure)
-sys.exit(run(RunOptions(kubeconfig=kubeconfig, leader_elect=False, serving=serving, bind_worker=False)))
+secure, insecure = int(sys.argv[1]), int(sys.argv[2])
+kubeconfig, auth, elect = sys.argv[3:6]
+serving = ServingOptions(
+    secure=SecureServingOptions(secure_port=secure),
+    authentication=AuthenticationOptions(kubeconfig=auth),
+    authorization=AuthorizationOptions(kubeconfig=auth),
+    insecure_port=insecure,
+)
+options = RunOptions(kubeconfig=kubeconfig, leader_elect=elect == "elect", serving=serving, bind_worker=False)
+sys.exit(run(options))
 """
+"""argv: secure port, insecure port, kubeconfig, auth kubeconfig ("" : none), "elect" or "no"."""
 
 
 def _free_port() -> int:
@@ -37,14 +48,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def ksched(kubeconfig: Path, tmp_path: Path) -> Iterator[tuple[int, int, Path]]:
+def _start(
+    kubeconfig: Path, tmp_path: Path, auth: str = "", elect: str = "no"
+) -> Iterator[tuple[int, int, Path]]:
     secure, insecure = _free_port(), _free_port()
     log = tmp_path / "ksched.log"
     env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", SCRIPT, str(secure), str(insecure), str(kubeconfig)],
+            [sys.executable, "-c", SCRIPT, str(secure), str(insecure), str(kubeconfig), auth, elect],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
@@ -60,6 +72,11 @@ def ksched(kubeconfig: Path, tmp_path: Path) -> Iterator[tuple[int, int, Path]]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture
+def ksched(kubeconfig: Path, tmp_path: Path) -> Iterator[tuple[int, int, Path]]:
+    yield from _start(kubeconfig, tmp_path)
 
 
 def _unverified() -> ssl.SSLContext:
@@ -107,3 +124,59 @@ def test_resources_and_configz(sim: SimCluster, ksched: tuple[int, int, Path]) -
     config = json.loads(http_get(f"{base}/configz")[1])["componentconfig"]
     assert config["kind"] == "KubeSchedulerConfiguration"
     assert config["leaderElection"]["leaseDuration"] == "15s"
+
+
+def test_a_standby_still_authenticates_scrapes(sim: SimCluster, kubeconfig: Path, tmp_path: Path) -> None:
+    """The delegated-auth clients are not fenced: a replica that does not hold the Lease (held here
+    by another identity for an hour) still posts TokenReviews and SubjectAccessReviews."""
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
+        "spec": {
+            "holderIdentity": "someone-else",
+            "leaseDurationSeconds": 3600,
+            "renewTime": now,
+            "acquireTime": now,
+        },
+    }
+    sim.store.create("leases", lease, namespace="kube-system")
+    state_file = tmp_path / "standin.json"
+    state_file.write_text(
+        json.dumps({"tokens": {"t": {"username": "alice"}}, "allow": [["alice", "get", "/metrics"]]})
+    )
+    standin = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.serving.standin", str(state_file)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert standin.stdout is not None
+        port = standin.stdout.readline().strip().removeprefix("port=")
+        auth = tmp_path / "auth.kubeconfig"
+        auth.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+                    "users": [{"name": "u", "user": {}}],
+                    "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                    "current-context": "x",
+                }
+            )
+        )
+        run = tmp_path / "run"
+        run.mkdir()
+        for secure, _, log in _start(kubeconfig, run, auth=str(auth), elect="elect"):
+            base = f"https://127.0.0.1:{secure}"
+            code, body = http_get(
+                f"{base}/metrics", context=_unverified(), headers={"Authorization": "Bearer t"}
+            )
+            assert code == 200, body
+            assert "became leader" not in log.read_text(), "this replica is a standby"
+            assert http_get(f"{base}/metrics", context=_unverified())[0] == 403
+    finally:
+        standin.terminate()
+        standin.wait(timeout=10)
+        if standin.stdout is not None:
+            standin.stdout.close()

@@ -13,9 +13,11 @@ from multidict import CIMultiDict
 
 from ksched.server.authn import (
     AuthenticationFailed,
+    BearerTokenAuthenticator,
     Credentials,
     RequestHeaderAuthenticator,
     RequestHeaderConfig,
+    TokenCache,
     UnionAuthenticator,
     UserInfo,
     X509Authenticator,
@@ -115,3 +117,13 @@ def test_union_order_anonymous_and_failures() -> None:
     with pytest.raises(AuthenticationFailed):
         asyncio.run(union.authenticate(Credentials({}, stranger.issue("dave").der)))
     assert asyncio.run(_union(False, ca).authenticate(Credentials({}))) is None
+
+
+def test_a_token_review_without_an_answer_fails_the_request() -> None:
+    async def review(_: str) -> tuple[UserInfo | None, str]:
+        raise ConnectionError("connection refused")
+
+    bearer = BearerTokenAuthenticator(TokenCache(review, success_ttl_s=10, failure_ttl_s=10))
+    union = UnionAuthenticator([bearer], anonymous=True)
+    with pytest.raises(AuthenticationFailed, match="connection refused"):
+        asyncio.run(union.authenticate(Credentials({"Authorization": "Bearer t"})))

@@ -176,6 +176,9 @@ class AuthSources:
     async def refresh(self) -> None:
         """Read the flags' files and, for what they leave missing, the ConfigMap."""
         self._from_flags()
+        await self._lookup()
+
+    async def _lookup(self) -> None:
         o = self.opts
         missing_ca, missing_header = not o.client_ca_file, not o.requestheader_client_ca_file
         if o.skip_lookup or not (missing_ca or missing_header):
@@ -229,9 +232,11 @@ class AuthSources:
         return {str(k): str(v) for k, v in (data or {}).items()}
 
     async def initial(self) -> None:
-        """The first read, with upstream's --authentication-tolerate-lookup-failure handling."""
+        """The first read: unreadable flag files fail; a failed lookup is handled as upstream's
+        --authentication-tolerate-lookup-failure says."""
+        self._from_flags()
         try:
-            await self.refresh()
+            await self._lookup()
         except (ApiError, InputError) as exc:
             if not self.opts.tolerate_lookup_failure:
                 raise InputError(f"unable to look up in-cluster authentication configuration: {exc}") from exc

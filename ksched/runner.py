@@ -276,6 +276,7 @@ def run(options: RunOptions) -> int:
             # The fence's deadline is the last renewal's start plus renewDeadline.
             last_renewal=lambda: fence.writes.until - le.renew_deadline_s,
             lease_duration_s=le.lease_duration_s,
+            lease_name=le.resource_name,
         )
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(

@@ -38,6 +38,7 @@ class Health:
     last_renewal: Callable[[], float] | None = None
     """Monotonic time of the Lease's last renewal while leading (None: no leader election)."""
     lease_duration_s: float = 15.0
+    lease_name: str = ""
     clock: Callable[[], float] = time.monotonic
 
 
@@ -45,7 +46,7 @@ def leader_check(health: Health) -> str | None:
     if not health.leading or health.last_renewal is None:
         return None
     if health.clock() - health.last_renewal() > health.lease_duration_s + LEADER_ELECTION_TIMEOUT_S:
-        return "failed election to renew leadership on lease"
+        return f"failed election to renew leadership on lease {health.lease_name}"
     return None
 
 

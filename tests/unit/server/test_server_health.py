@@ -21,16 +21,20 @@ class Clock:
 
 def _health(clock: Clock, renewed: float, *, leading: bool = True) -> Health:
     return Health(
-        leader_election=True, leading=leading, last_renewal=lambda: renewed, lease_duration_s=15, clock=clock
+        leader_election=True,
+        leading=leading,
+        last_renewal=lambda: renewed,
+        lease_duration_s=15,
+        lease_name="kube-scheduler",
+        clock=clock,
     )
 
 
 def test_leader_check_tolerates_lease_duration_plus_20s() -> None:
     clock = Clock()
     assert leader_check(_health(clock, renewed=clock.now - 15 - LEADER_ELECTION_TIMEOUT_S)) is None
-    assert (
-        leader_check(_health(clock, renewed=clock.now - 35.1))
-        == "failed election to renew leadership on lease"
+    assert leader_check(_health(clock, renewed=clock.now - 35.1)) == (
+        "failed election to renew leadership on lease kube-scheduler"
     )
     assert leader_check(_health(clock, renewed=0, leading=False)) is None, "a standby is healthy"
 

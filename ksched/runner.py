@@ -29,21 +29,17 @@ import logging
 import os
 import signal
 import socket
-import ssl
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
-
 from ksched.cache.cluster import ClusterCache
 from ksched.config.features import DEFAULT_GATES, FeatureGates
 from ksched.config.overrides import FlagOverrides, apply_overrides
 from ksched.config.types import SchedulerConfiguration
 from ksched.config.validation import PROTOBUF
-from ksched.errors import InputError
 from ksched.framework.handle import HandleServices
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.profile import build_profiles
@@ -72,8 +68,11 @@ from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
 from ksched.scheduler.reporting import Reporter
-from ksched.server import Health, build_app, start_server, tls_context
+from ksched.server import Endpoints, Health, start_serving
+from ksched.server.app import ProfileRequester
+from ksched.server.configz import componentconfig
 from ksched.server.options import ServingOptions
+from ksched.server.resources import PodResources
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
@@ -104,20 +103,6 @@ class RunOptions:
     bind_worker: bool | None = None
     """Post bindings from a child process (:mod:`ksched.kube.bind_worker`); None: when the process
     may run on two or more CPUs (a lone CPU gains nothing from a second process)."""
-
-
-def _tls(options: RunOptions) -> ssl.SSLContext | None:
-    """The serving TLS context, loaded before anything starts so that bad files fail fast (exit 2)."""
-    secure = options.serving.secure
-    cert, key = secure.tls_cert_file, secure.tls_private_key_file
-    if not cert and not key:
-        return None
-    if not (cert and key):
-        raise InputError("--tls-cert-file and --tls-private-key-file must be given together")
-    try:
-        return tls_context(cert, key)
-    except (OSError, ssl.SSLError) as exc:
-        raise InputError(f"cannot load the serving certificate {cert} and key {key}: {exc}") from exc
 
 
 def _connection(kubeconfig: str | None, master: str) -> Connection:
@@ -274,7 +259,6 @@ def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
     config = _effective_config(config, options.overrides, options.feature_gates)
-    ssl_context = _tls(options)
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
     if registry.out_of_tree:
@@ -291,7 +275,14 @@ def run(options: RunOptions) -> int:
         client, outbox = writers.client, writers.outbox
         instance = socket.gethostname()
         informers = _informers(client, inbox)
-        health = Health(leader_election=leader_elect, leading=not leader_elect)
+        health = Health(
+            leader_election=leader_elect,
+            leading=not leader_elect,
+            # The fence's deadline is the last renewal's start plus renewDeadline.
+            last_renewal=lambda: fence.writes.until - le.renew_deadline_s,
+            lease_duration_s=le.lease_duration_s,
+            lease_name=le.resource_name,
+        )
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(
             events=reporter,
@@ -327,8 +318,8 @@ def run(options: RunOptions) -> int:
             required_kinds=frozenset(i.resource for i in informers),
             on_synced=synced,
         )
-        request_profile = profile_requester(inbox) if config.enable_profiling else None
-        _serve(io, build_app(metrics.registry, health, request_profile=request_profile), options, ssl_context)
+        endpoints = _endpoints(config, metrics, health, informers, profile_requester(inbox))
+        _serve(io, endpoints, options)
         delay = leader_elect and config.delay_cache_until_active
         if not delay:
             for informer in informers:
@@ -344,27 +335,36 @@ def run(options: RunOptions) -> int:
     return 1 if scheduler.stop_reason == LOST_LEADERSHIP else 0
 
 
-def _serve(
-    io: IOThread, app: web.Application, options: RunOptions, ssl_context: ssl.SSLContext | None
-) -> None:
-    """Serve /metrics, the health checks and /debug/profile from the I/O loop until it stops: on
-    ``--secure-port`` (HTTPS with --tls-cert-file; plain HTTP without one, for now) and on ksched's
-    ``--insecure-port`` (plain HTTP, loopback), each when on."""
-    secure, insecure = options.serving.secure, options.serving.insecure_port
-    listeners = []
-    if secure.secure_port != 0:
-        listeners.append((secure.bind_address, secure.secure_port, ssl_context))
-    if insecure is not None:
-        listeners.append((options.serving.insecure_bind_address, insecure, None))
-    for host, port, context in listeners:
-        runner, bound = io.run(start_server(app, host, port, context))
-        io.add_closer(runner.cleanup)
-        log.info(
-            "serving /metrics, /healthz and /readyz on %s://%s:%d",
-            "https" if context else "http",
-            host,
-            bound,
-        )
+def _serve(io: IOThread, endpoints: Endpoints, options: RunOptions) -> None:
+    """Serve /metrics, /configz, the health checks and /debug from the I/O loop until it stops.
+
+    The delegated-auth clients get no write gate: TokenReview and SubjectAccessReview are POSTs
+    that change nothing, and a standby must still authenticate its scrapes and probes."""
+
+    def auth_client(connection: Connection, role: str) -> ApiClient:
+        return io.client(connection, qps=200.0, burst=400, user_agent=f"{USER_AGENT} {role}")
+
+    start_serving(io, options.serving, endpoints, auth_client)
+
+
+def _endpoints(
+    config: SchedulerConfiguration,
+    metrics: Metrics,
+    health: Health,
+    informers: list[Informer],
+    request_profile: ProfileRequester,
+) -> Endpoints:
+    """What the endpoint serves; /metrics/resources sees the pod informer's events on the I/O thread."""
+    resources = PodResources(is_leader=lambda: health.leading)
+    pods = next(i for i in informers if i.resource == "pods")
+    pods.sink = resources.tee(pods.sink)
+    return Endpoints(
+        registry=metrics.registry,
+        health=health,
+        componentconfig=lambda: componentconfig(config),
+        request_profile=request_profile if config.enable_profiling else None,
+        resources=resources,
+    )
 
 
 def _effective_config(

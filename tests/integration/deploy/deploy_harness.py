@@ -27,6 +27,7 @@ import os
 import re
 import shlex
 import signal
+import ssl
 import subprocess
 import sys
 import tomllib
@@ -37,13 +38,15 @@ from typing import Any
 
 import yaml
 
-from tests.integration.support import probe_get
+from tests.integration.support import http_get
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 BASE = DEPLOY / "base"
 """The second-scheduler setup that ``kubectl apply -k deploy/`` applies; the Deployment lives here."""
 REPLACE_DEFAULT = DEPLOY / "replace-default"
+DELEGATED_AUTH = DEPLOY / "delegated-auth"
+"""The kube-system RoleBinding of the secure port's delegated authentication (outside base/)."""
 DOCKERFILE = ROOT / "Dockerfile"
 SERVICE_ACCOUNT = ("ksched", "ksched")
 """(namespace, name) of the account the Deployment runs as; checked against the manifests."""
@@ -298,8 +301,15 @@ class Replica:
         return self.log_path.read_text(errors="replace")
 
     def get(self, path: str, port: int) -> tuple[int, str]:
-        """(status, body) of GET http://pod_ip:port/path; (0, error) when nothing answers."""
-        return probe_get(f"http://{self.pod_ip}:{port}{path}")
+        """(status, body) of GET https://pod_ip:port/path as kubelet probes it (the serving
+        certificate is not verified); (0, error) when nothing answers."""
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        try:
+            return http_get(f"https://{self.pod_ip}:{port}{path}", context=context)
+        except OSError as exc:
+            return 0, str(exc)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -411,12 +421,41 @@ class Grant:
     origin: str
 
 
+BUILTIN_ROLES: dict[tuple[str, str, str], dict[str, Any]] = {
+    ("ClusterRole", "", "system:auth-delegator"): {
+        "kind": "ClusterRole",
+        "rules": [
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+            {
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["subjectaccessreviews"],
+                "verbs": ["create"],
+            },
+        ],
+    },
+    ("Role", "kube-system", "extension-apiserver-authentication-reader"): {
+        "kind": "Role",
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["extension-apiserver-authentication"],
+                "verbs": ["get", "list", "watch"],
+            }
+        ],
+    },
+}
+"""The bootstrap roles kube-apiserver creates that the manifests bind (their v1.35 rules)."""
+
+
 def grants(subject: tuple[str, str] = SERVICE_ACCOUNT) -> list[Grant]:
     """Every permission the manifests give the service account, expanded rule by rule."""
-    roles = {("ClusterRole", "", d["metadata"]["name"]): d for d in objects("ClusterRole")}
+    roles = dict(BUILTIN_ROLES)
+    roles |= {("ClusterRole", "", d["metadata"]["name"]): d for d in objects("ClusterRole")}
     roles |= {("Role", d["metadata"]["namespace"], d["metadata"]["name"]): d for d in objects("Role")}
+    extra = [d for _, d in manifests(DELEGATED_AUTH)]
     out: list[Grant] = []
-    for binding in objects("ClusterRoleBinding") + objects("RoleBinding"):
+    for binding in objects("ClusterRoleBinding") + objects("RoleBinding") + extra:
         subjects = {
             (s.get("namespace", ""), s["name"]) for s in binding["subjects"] if s["kind"] == "ServiceAccount"
         }

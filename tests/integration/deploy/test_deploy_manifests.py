@@ -15,6 +15,7 @@ import pytest
 import yaml
 from deploy_harness import (
     BASE,
+    DELEGATED_AUTH,
     DEPLOY,
     DOCKERFILE,
     REPLACE_DEFAULT,
@@ -57,7 +58,7 @@ def test_manifest_matches_the_openapi_schema(label: str, obj: dict) -> None:
         pytest.fail(f"{label}: {where}: {exc.message}")
 
 
-@pytest.mark.parametrize("root", [BASE, REPLACE_DEFAULT], ids=lambda p: p.name)
+@pytest.mark.parametrize("root", [BASE, REPLACE_DEFAULT, DELEGATED_AUTH], ids=lambda p: p.name)
 def test_every_file_in_a_kustomization_directory_is_used(root: Path) -> None:
     on_disk = {p.name for p in root.glob("*.yaml")} - {"kustomization.yaml"}
     listed = {p.name for p in manifest_files(root)}
@@ -66,7 +67,10 @@ def test_every_file_in_a_kustomization_directory_is_used(root: Path) -> None:
 
 
 def test_deploy_applies_the_base_with_every_kind_the_issue_asks_for() -> None:
-    assert kustomization(DEPLOY)["resources"] == ["base"]
+    # delegated-auth/ holds the kube-system RoleBinding of the secure port, which base/'s namespace
+    # would move; replace-default/ applies it too.
+    assert kustomization(DEPLOY)["resources"] == ["base", "delegated-auth"]
+    assert "../delegated-auth" in kustomization(REPLACE_DEFAULT)["resources"]
     assert {p.name for p in DEPLOY.glob("*.yaml")} == {"kustomization.yaml"}
     kinds = {d["kind"] for _, d in manifests()} | {d["kind"] for d in generated_configmaps().values()}
     assert kinds >= {
@@ -216,7 +220,12 @@ def test_kustomize_renders_the_second_scheduler_setup() -> None:
     rendered = _kustomize(DEPLOY)
     cm = _generated_name(rendered)
     names = sorted((d["kind"], d["metadata"]["name"]) for d in rendered)
-    assert names == sorted([(d["kind"], d["metadata"]["name"]) for _, d in manifests()] + [("ConfigMap", cm)])
+    files = manifests() + manifests(DELEGATED_AUTH)
+    assert names == sorted([(d["kind"], d["metadata"]["name"]) for _, d in files] + [("ConfigMap", cm)])
+    (reader,) = [
+        d for d in rendered if d["metadata"]["name"] == "ksched-extension-apiserver-authentication-reader"
+    ]
+    assert reader["metadata"]["namespace"] == "kube-system", "the ConfigMap's reader stays in kube-system"
     assert objects("ConfigMap") == [], "the ConfigMap comes from configMapGenerator only"
 
 
@@ -230,4 +239,4 @@ def test_kustomize_renders_the_replacement_setup() -> None:
     assert cm["data"] == next(iter(generated_configmaps(REPLACE_DEFAULT).values()))["data"]
     roles = [d for d in rendered if d["kind"] in ("Role", "RoleBinding")]
     assert {d["metadata"]["namespace"] for d in roles} == {"kube-system"}, "only kube-scheduler's Lease"
-    assert len(rendered) == len(manifests()) + 1
+    assert len(rendered) == len(manifests()) + len(manifests(DELEGATED_AUTH)) + 1

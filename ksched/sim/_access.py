@@ -17,6 +17,7 @@ bring some.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from aiohttp import web
@@ -36,8 +37,9 @@ from ksched.sim._requestinfo import request_attributes
 from ksched.sim._web import error_response
 from ksched.sim.store import Store
 
-USER_KEY = "ksched.sim.user"
-"""Where :meth:`Access.guard` leaves the authenticated user on the request."""
+CURRENT_USER: ContextVar[UserInfo | None] = ContextVar("ksched_sim_user", default=None)
+"""Where :meth:`Access.guard` leaves the authenticated user: aiohttp serves each request in its own
+task, so this is per request and visible to every handler the request reaches."""
 CLUSTER_CA_NAME = "ksched-sim-ca"
 FRONT_PROXY_CA_NAME = "ksched-sim-front-proxy-ca"
 
@@ -86,8 +88,8 @@ class Access:
 
     def requester(self, request: web.BaseRequest) -> UserInfo:
         """Who sent ``request``: what :meth:`guard` found, or (plain mode) its token's user."""
-        user = request.get(USER_KEY)
-        if isinstance(user, UserInfo):
+        user = CURRENT_USER.get()
+        if user is not None:
             return user
         try:
             return self.authenticator.authenticate(None, request.headers)
@@ -95,7 +97,7 @@ class Access:
             return ANONYMOUS
 
     def guard(self, request: web.BaseRequest) -> web.Response | None:
-        """``None`` when the request may go on (its user stored under :data:`USER_KEY`), else the
+        """``None`` when the request may go on (its user stored in :data:`CURRENT_USER`), else the
         401/403 response to send."""
         transport = request.transport
         peercert = transport.get_extra_info("peercert") if transport is not None else None
@@ -111,7 +113,7 @@ class Access:
         attrs = request_attributes(user, request.method, request.path, request.query)
         allowed, reason = self.authorizer.authorize(attrs)
         if allowed:
-            request[USER_KEY] = user
+            CURRENT_USER.set(user)
             return None
         if user is ANONYMOUS:
             return unauthorized()

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ksched.errors import ConfigError
+from ksched.errors import InputError, ManifestError
 from ksched.sim._rbac import UserInfo
 
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
@@ -55,7 +55,7 @@ class TokenStore:
 
     def add(self, token: str, user: str, groups: tuple[str, ...] | list[str] = (), uid: str = "") -> None:
         if not token or not user:
-            raise ConfigError(f"a static token needs a token and a user name (got user {user!r})")
+            raise InputError(f"a static token needs a token and a user name (got user {user!r})")
         self._tokens[token] = UserInfo(user, uid, tuple(groups))
 
     def lookup(self, token: str) -> UserInfo | None:
@@ -66,7 +66,7 @@ class TokenStore:
         try:
             text = path.read_text(encoding="utf-8-sig")
         except OSError as exc:
-            raise ConfigError(f"token auth file {str(path)!r}: cannot read it: {exc}") from exc
+            raise ManifestError(f"token auth file {str(path)!r}: cannot read it: {exc}") from exc
         return self.load_text(text, str(path))
 
     def load_text(self, text: str, source: str = "<text>") -> int:
@@ -75,7 +75,7 @@ class TokenStore:
             if not record or (len(record) == 1 and not record[0].strip()):
                 continue
             if len(record) < 3:
-                raise ConfigError(
+                raise ManifestError(
                     f"token auth file {source!r} line {lineno}: must have at least 3 columns (token, user "
                     f"name, user uid), found {len(record)}"
                 )

@@ -60,8 +60,11 @@ SCHEDULER_RULES = (
     _rule(_READ, ("",), ("namespaces",)),
     _rule(_READ, ("storage.k8s.io",), ("csidrivers",)),
     _rule(_READ, ("storage.k8s.io",), ("csistoragecapacities",)),
+    # NodeVolumeLimits counts a node's attachments from VolumeAttachments in v1.35's scheduler.
+    _rule(_READ, ("storage.k8s.io",), ("volumeattachments",)),
 )
-"""``system:kube-scheduler``, rule for rule."""
+"""``system:kube-scheduler``, rule for rule, without the dynamic resource allocation rules
+(``resource.k8s.io``, ``pods/finalizers``): the embedded cluster does not serve that API."""
 
 VOLUME_SCHEDULER_RULES = (
     _rule(("get", "list", "patch", "update", "watch"), ("",), ("persistentvolumes",)),

@@ -6,6 +6,8 @@ against the static token store; ``POST /apis/authorization.k8s.io/v1/subjectacce
 evaluates ``spec.resourceAttributes`` or ``spec.nonResourceAttributes`` for ``spec.user`` /
 ``spec.groups`` with the same RBAC evaluator that guards the cluster's own requests. The self
 variants answer for the caller. Nothing is stored; request and response shapes are upstream's.
+Requests may come as JSON or (client-go's typed clients) protobuf (:mod:`ksched.sim._review_proto`);
+answers are JSON.
 
 Static tokens are audience-agnostic, so (as kube-apiserver's wrapper for such authenticators does)
 a review that names audiences is authenticated only if one of them is the API server's own
@@ -22,7 +24,8 @@ from ksched.sim import _status as st
 from ksched.sim._access import Access
 from ksched.sim._authn import with_authenticated
 from ksched.sim._rbac import Attributes, UserInfo
-from ksched.sim._web import Req, json_response, read_json
+from ksched.sim._review_proto import PROTOBUF, decode_review
+from ksched.sim._web import Req, json_response, read_body, read_json
 
 API_AUDIENCES = ("https://kubernetes.default.svc.cluster.local",)
 """kube-apiserver's ``--api-audiences`` default under kubeadm (its service account issuer)."""
@@ -104,7 +107,10 @@ class Reviews:
     async def handle(self, request: web.BaseRequest, req: Req) -> web.Response:
         if req.verb != "create" or req.name or req.sub:
             raise st.StatusError(405, f"{req.rtype.plural} only support create", reason="MethodNotAllowed")
-        body = await read_json(request)
+        if request.headers.get("Content-Type", "").startswith(PROTOBUF):
+            body: Any = decode_review(await read_body(request), req.rtype.kind)
+        else:
+            body = await read_json(request)
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
         kind = body.get("kind")

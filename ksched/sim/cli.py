@@ -180,7 +180,7 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
 def run_serve(args: argparse.Namespace) -> int:
     """Start the server, print its URL, block until SIGINT/SIGTERM; 0 on a clean stop, 2 on bad input."""
     # Imported here, not at module level: building the ``ksched`` parser must stay cheap.
-    from ksched.errors import ConfigError
+    from ksched.errors import InputError
     from ksched.sim.cluster import SimCluster
     from ksched.sim.workloads import load_template
 
@@ -201,7 +201,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if getattr(args, "cert_dir", None) and not secure:
             raise ValueError("--cert-dir needs --secure")
         cluster = SimCluster(config_from_args(args), faults=faults)
-    except (OSError, ValueError, ConfigError) as exc:
+    except (OSError, ValueError, InputError) as exc:
         print(f"ksched sim: {exc}", file=sys.stderr)
         return 2
     if args.nodes:

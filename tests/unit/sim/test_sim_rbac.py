@@ -1,0 +1,449 @@
+"""The embedded cluster's RBAC evaluator, request attributes and static tokens.
+
+Tables ported from upstream: plugin/pkg/auth/authorizer/rbac/rbac_test.go (``TestAuthorizer``: the
+four binding sets with their should-pass / should-fail requests; ``TestRuleMatches``: every rule
+and request pair) and the request-info cases of staging/src/k8s.io/apiserver/pkg/endpoints/request
+(``requestinfo_test.go``) that the sim's paths can take. Not ported: upstream's
+``TestAuthorizerAppliesToServiceAccount`` variants over escalation checks (the sim has no
+escalation prevention on RBAC writes), and request-info cases for paths the sim never serves
+(``/api/v1/proxy``, legacy ``/watch`` prefixes with subresources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ksched.errors import ManifestError
+from ksched.sim._authn import TokenStore
+from ksched.sim._rbac import Attributes, RbacAuthorizer, UserInfo, forbidden_message, rule_allows
+from ksched.sim._requestinfo import request_attributes
+from ksched.sim.store import Store
+
+RBAC = "rbac.authorization.k8s.io"
+
+
+def new_rule(verbs: str, groups: str, resources: str, urls: str) -> dict[str, Any]:
+    """upstream's newRule: comma-separated lists (an empty string is a list of one empty item)."""
+    return {
+        "verbs": verbs.split(","),
+        "apiGroups": groups.split(","),
+        "resources": resources.split(","),
+        "nonResourceURLs": urls.split(","),
+    }
+
+
+def _subjects(subjects: tuple[str, ...]) -> list[dict[str, Any]]:
+    out = []
+    for s in subjects:
+        kind, name = s.split(":", 1)
+        out.append({"kind": kind, "name": name, **({"apiGroup": RBAC} if kind != "ServiceAccount" else {})})
+    return out
+
+
+def cluster_role(name: str, *rules: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    return ("clusterroles", "", {"metadata": {"name": name}, "rules": list(rules)})
+
+
+def crb(role: str, *subjects: str) -> tuple[str, str, dict[str, Any]]:
+    body = {
+        "metadata": {"name": f"crb-{role}"},
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": role},
+        "subjects": _subjects(subjects),
+    }
+    return ("clusterrolebindings", "", body)
+
+
+def rb_to_cluster_role(ns: str, role: str, *subjects: str) -> tuple[str, str, dict[str, Any]]:
+    body = {
+        "metadata": {"name": f"rb-{role}", "namespace": ns},
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": role},
+        "subjects": _subjects(subjects),
+    }
+    return ("rolebindings", ns, body)
+
+
+def attrs(user: str, groups: str, verb: str, resource: str, sub: str, ns: str, group: str) -> Attributes:
+    """upstream's defaultAttributes (groups split on commas, as its GetUser does)."""
+    return Attributes(UserInfo(user, groups=tuple(groups.split(","))), verb, True, group, resource, sub, ns)
+
+
+def url(user: str = "", groups: tuple[str, ...] = (), verb: str = "get", path: str = "") -> Attributes:
+    return Attributes(UserInfo(user, groups=groups), verb, resource_request=False, path=path)
+
+
+AUTHORIZER_CASES = [
+    pytest.param(
+        [
+            cluster_role("admin", new_rule("*", "*", "*", "*")),
+            rb_to_cluster_role("ns1", "admin", "User:admin", "Group:admins"),
+        ],
+        [
+            attrs("admin", "", "get", "Pods", "", "ns1", ""),
+            attrs("admin", "", "watch", "Pods", "", "ns1", ""),
+            attrs("admin", "group1", "watch", "Foobar", "", "ns1", ""),
+            attrs("joe", "admins", "watch", "Foobar", "", "ns1", ""),
+            attrs("joe", "group1,admins", "watch", "Foobar", "", "ns1", ""),
+        ],
+        [
+            attrs("admin", "", "GET", "Pods", "", "ns2", ""),
+            attrs("admin", "", "GET", "Nodes", "", "", ""),
+            attrs("admin", "admins", "GET", "Pods", "", "ns2", ""),
+            attrs("admin", "admins", "GET", "Nodes", "", "", ""),
+        ],
+        id="a namespace RoleBinding to a star ClusterRole grants only in that namespace",
+    ),
+    pytest.param(
+        [
+            cluster_role("non-resource-url-getter", new_rule("get", "", "", "/apis")),
+            cluster_role("non-resource-url", new_rule("*", "", "", "/apis")),
+            cluster_role("non-resource-url-prefix", new_rule("get", "", "", "/apis/*")),
+            crb("non-resource-url-getter", "User:foo", "Group:bar"),
+            crb("non-resource-url", "User:admin", "Group:admin"),
+            crb("non-resource-url-prefix", "User:prefixed", "Group:prefixed"),
+        ],
+        [
+            url("foo", path="/apis"),
+            url(groups=("bar",), path="/apis"),
+            url("admin", path="/apis"),
+            url(groups=("admin",), path="/apis"),
+            url("admin", verb="watch", path="/apis"),
+            url(groups=("admin",), verb="watch", path="/apis"),
+            url("prefixed", path="/apis/v1"),
+            url(groups=("prefixed",), path="/apis/v1"),
+            url("prefixed", path="/apis/v1/foobar"),
+            url(groups=("prefixed",), path="/apis/v1/foorbar"),
+        ],
+        [
+            url("foo", verb="watch", path="/apis"),
+            url(groups=("bar",), verb="watch", path="/apis"),
+            url("foo", path="/api/v1"),
+            url(groups=("bar",), path="/api/v1"),
+            url("admin", path="/api/v1"),
+            url(groups=("admin",), path="/api/v1"),
+            url("prefixed", path="/api/v1"),
+            url(groups=("prefixed",), path="/api/v1"),
+        ],
+        id="non-resource URLs: exact, any verb, and a trailing-star prefix",
+    ),
+    pytest.param(
+        [
+            cluster_role("admin", new_rule("*", "*", "pods", "*")),
+            rb_to_cluster_role("ns1", "admin", "User:admin", "Group:admins"),
+        ],
+        [attrs("admin", "", "get", "pods", "", "ns1", "")],
+        [attrs("admin", "", "get", "pods", "status", "ns1", "")],
+        id="a resource rule does not cover its subresources",
+    ),
+    pytest.param(
+        [
+            cluster_role("admin", new_rule("*", "*", "pods/status", "*")),
+            rb_to_cluster_role("ns1", "admin", "User:admin", "Group:admins"),
+        ],
+        [attrs("admin", "", "get", "pods", "status", "ns1", "")],
+        [attrs("admin", "", "get", "pods", "", "ns1", "")],
+        id="a subresource rule does not cover its resource",
+    ),
+]
+
+
+@pytest.mark.parametrize(("objects", "should_pass", "should_fail"), AUTHORIZER_CASES)
+def test_rbac_authorizer_table(
+    objects: list[tuple[str, str, dict[str, Any]]],
+    should_pass: list[Attributes],
+    should_fail: list[Attributes],
+) -> None:
+    store = Store()
+    for ns in {ns for _, ns, _ in objects if ns}:
+        store.create("namespaces", {"metadata": {"name": ns}})
+    authz = RbacAuthorizer(store)
+    for kind, ns, body in objects:
+        store.create(f"{kind}.{RBAC}", body, namespace=ns or None)
+    for a in should_pass:
+        assert authz.authorize(a)[0], f"incorrectly restricted {a}"
+    for a in should_fail:
+        assert not authz.authorize(a)[0], f"incorrectly passed {a}"
+
+
+def _res(verb: str, group: str, resource: str, sub: str = "") -> Attributes:
+    return Attributes(UserInfo(""), verb, True, group, resource, sub)
+
+
+def _nonres(verb: str, path: str) -> Attributes:
+    return Attributes(UserInfo(""), verb, resource_request=False, path=path)
+
+
+def _rule(
+    verbs: tuple[str, ...],
+    groups: tuple[str, ...] = (),
+    resources: tuple[str, ...] = (),
+    urls: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    return {
+        "verbs": list(verbs),
+        "apiGroups": list(groups),
+        "resources": list(resources),
+        "nonResourceURLs": list(urls),
+    }
+
+
+def _grid(rule_verbs: str, g: str, r: str) -> dict[Attributes, bool]:
+    """The 8 requests upstream's resource cases try: verb1/2 x group1/2 x resource1/2."""
+    return {
+        _res(v, gr, rs): (rule_verbs in ("*", v)) and g in ("*", gr) and r in ("*", rs)
+        for v in ("verb1", "verb2")
+        for gr in ("group1", "group2")
+        for rs in ("resource1", "resource2")
+    }
+
+
+URLS = ("/foo", "/foo/bar", "/foo/baz", "/foo/bar/one", "/foo/baz/one")
+RULE_CASES = [
+    pytest.param(
+        _rule(("*",), ("group1",), ("resource1",)),
+        _grid("*", "group1", "resource1"),
+        id="star verb, exact match other",
+    ),
+    pytest.param(
+        _rule(("verb1",), ("*",), ("resource1",)),
+        _grid("verb1", "*", "resource1"),
+        id="star group, exact match other",
+    ),
+    pytest.param(
+        _rule(("verb1",), ("group1",), ("*",)),
+        _grid("verb1", "group1", "*"),
+        id="star resource, exact match other",
+    ),
+    pytest.param(
+        _rule(("verb1", "verb2"), ("group1", "group2"), ("resource1", "resource2")),
+        {a: True for a in _grid("*", "*", "*")},
+        id="tuple expansion",
+    ),
+    pytest.param(
+        _rule(("*",), ("*",), ("resource1/subresource1",)),
+        {
+            _res(v, g, r, s): (r, s) == ("resource1", "subresource1")
+            for v in ("verb1", "verb2")
+            for g, r, s in (
+                ("group1", "resource1", "subresource1"),
+                ("group2", "resource1", "subresource2"),
+                ("group1", "resource2", "subresource1"),
+                ("group2", "resource2", "subresource1"),
+            )
+        },
+        id="subresource expansion",
+    ),
+    pytest.param(
+        _rule(("verb1",), urls=("*",)),
+        {**{_nonres("verb1", u): True for u in URLS}, **{_nonres("verb2", u): False for u in URLS}},
+        id="star nonresource, exact match other",
+    ),
+    pytest.param(
+        _rule(("verb1",), urls=("/foo/*",)),
+        {
+            **{_nonres("verb1", u): u != "/foo" for u in URLS},
+            **{_nonres("verb1", "/not" + u[1:]): False for u in URLS},
+        },
+        id="star nonresource subpath",
+    ),
+    pytest.param(
+        _rule(("*",), urls=("/foo", "/foo/bar/one")),
+        {_nonres(v, u): u in ("/foo", "/foo/bar/one") for v in ("verb1", "verb2") for u in URLS},
+        id="star verb, exact nonresource",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "expected"), RULE_CASES)
+def test_rbac_rule_allows_table(rule: dict[str, Any], expected: dict[Attributes, bool]) -> None:
+    for request, want in expected.items():
+        assert rule_allows(request, rule) is want, request
+
+
+def test_rbac_star_subresource_and_resource_names() -> None:
+    star_sub = {"verbs": ["get"], "apiGroups": [""], "resources": ["*/status"]}
+    assert rule_allows(_res("get", "", "pods", "status"), star_sub)
+    assert not rule_allows(_res("get", "", "pods"), star_sub)
+    named = {"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["a"]}
+    a = Attributes(UserInfo(""), "get", True, "", "configmaps", "", "kube-system", "a")
+    assert rule_allows(a, named)
+    assert not rule_allows(Attributes(UserInfo(""), "list", True, "", "configmaps", "", "kube-system"), named)
+    assert not rule_allows(
+        Attributes(UserInfo(""), "get", True, "", "configmaps", "", "kube-system", "b"), named
+    )
+
+
+def test_rbac_masters_always_allowed_and_reasons() -> None:
+    store = Store()
+    authz = RbacAuthorizer(store)
+    masters = UserInfo("root", groups=("system:masters",))
+    assert authz.authorize(Attributes(masters, "delete", True, "", "nodes")) == (True, "")
+    kind, _, body = crb("missing-role", "User:alice")
+    store.create(f"{kind}.{RBAC}", body)
+    allowed, reason = authz.authorize(Attributes(UserInfo("alice"), "get", True, "", "nodes"))
+    assert not allowed
+    assert reason == 'RBAC: clusterrole.rbac.authorization.k8s.io "missing-role" not found'
+    # The cached denial is dropped when the role appears.
+    kind, _, role = cluster_role("missing-role", new_rule("get", "", "nodes", ""))
+    store.create(f"{kind}.{RBAC}", role)
+    allowed, reason = authz.authorize(Attributes(UserInfo("alice"), "get", True, "", "nodes"))
+    assert allowed
+    assert reason == (
+        'RBAC: allowed by ClusterRoleBinding "crb-missing-role" of ClusterRole "missing-role" to User "alice"'
+    )
+
+
+def test_rbac_service_account_subject_defaults_to_binding_namespace() -> None:
+    store = Store()
+    store.create("namespaces", {"metadata": {"name": "ns1"}})
+    authz = RbacAuthorizer(store)
+    store.create(f"clusterroles.{RBAC}", cluster_role("r", new_rule("get", "", "pods", ""))[2])
+    store.create(
+        f"rolebindings.{RBAC}", rb_to_cluster_role("ns1", "r", "ServiceAccount:sa")[2], namespace="ns1"
+    )
+    sa = UserInfo("system:serviceaccount:ns1:sa")
+    allowed, reason = authz.authorize(Attributes(sa, "get", True, "", "pods", "", "ns1"))
+    assert allowed
+    assert reason == 'RBAC: allowed by RoleBinding "rb-r/ns1" of ClusterRole "r" to ServiceAccount "sa/ns1"'
+    assert not authz.authorize(
+        Attributes(UserInfo("system:serviceaccount:ns2:sa"), "get", True, "", "pods", "", "ns1")
+    )[0]
+
+
+@pytest.mark.parametrize(
+    ("a", "message"),
+    [
+        pytest.param(
+            Attributes(UserInfo("bob"), "list", True, "", "pods", "", "default"),
+            'User "bob" cannot list resource "pods" in API group "" in the namespace "default"',
+            id="namespaced",
+        ),
+        pytest.param(
+            Attributes(UserInfo("bob"), "create", True, "", "pods", "binding", "ns"),
+            'User "bob" cannot create resource "pods/binding" in API group "" in the namespace "ns"',
+            id="subresource",
+        ),
+        pytest.param(
+            Attributes(UserInfo("bob"), "get", True, "coordination.k8s.io", "leases"),
+            'User "bob" cannot get resource "leases" in API group "coordination.k8s.io" at the cluster scope',
+            id="cluster scope",
+        ),
+        pytest.param(
+            Attributes(UserInfo("bob"), "get", resource_request=False, path="/metrics"),
+            'User "bob" cannot get path "/metrics"',
+            id="non-resource",
+        ),
+    ],
+)
+def test_rbac_forbidden_message(a: Attributes, message: str) -> None:
+    assert forbidden_message(a) == message
+
+
+U = UserInfo("u")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "query", "want"),
+    [
+        pytest.param(
+            "GET", "/api/v1/namespaces", {}, ("list", "", "namespaces", "", "", ""), id="list namespaces"
+        ),
+        pytest.param(
+            "GET",
+            "/api/v1/namespaces/other",
+            {},
+            ("get", "", "namespaces", "", "other", "other"),
+            id="get a namespace names itself as namespace",
+        ),
+        pytest.param(
+            "GET", "/api/v1/namespaces/other/pods", {}, ("list", "", "pods", "", "", "other"), id="list pods"
+        ),
+        pytest.param(
+            "GET",
+            "/api/v1/namespaces/other/pods/foo",
+            {},
+            ("get", "", "pods", "", "foo", "other"),
+            id="get pod",
+        ),
+        pytest.param(
+            "GET", "/api/v1/pods", {"watch": "true"}, ("watch", "", "pods", "", "", ""), id="watch all"
+        ),
+        pytest.param(
+            "GET",
+            "/api/v1/watch/namespaces/other/pods",
+            {},
+            ("watch", "", "pods", "", "", "other"),
+            id="watch prefix",
+        ),
+        pytest.param(
+            "POST",
+            "/api/v1/namespaces/other/pods/foo/binding",
+            {},
+            ("create", "", "pods", "binding", "foo", "other"),
+            id="create binding",
+        ),
+        pytest.param(
+            "PUT",
+            "/api/v1/namespaces/other/finalize",
+            {},
+            ("update", "", "namespaces", "finalize", "other", "other"),
+            id="namespace finalize",
+        ),
+        pytest.param(
+            "DELETE",
+            "/api/v1/namespaces/other/pods",
+            {},
+            ("deletecollection", "", "pods", "", "", "other"),
+            id="deletecollection",
+        ),
+        pytest.param(
+            "PATCH",
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler",
+            {},
+            ("patch", "coordination.k8s.io", "leases", "", "kube-scheduler", "kube-system"),
+            id="patch lease",
+        ),
+        pytest.param(
+            "GET",
+            "/api/v1/namespaces/kube-system/configmaps",
+            {"fieldSelector": "metadata.name=extension-apiserver-authentication", "watch": "1"},
+            ("watch", "", "configmaps", "", "extension-apiserver-authentication", "kube-system"),
+            id="a watch narrowed to one name names it",
+        ),
+    ],
+)
+def test_sim_request_attributes_resource(
+    method: str, path: str, query: dict[str, str], want: tuple[str, ...]
+) -> None:
+    a = request_attributes(U, method, path, query)
+    assert a.resource_request
+    assert (a.verb, a.api_group, a.resource, a.subresource, a.name, a.namespace) == want
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "verb"),
+    [
+        ("GET", "/healthz", "get"),
+        ("GET", "/api", "get"),
+        ("GET", "/apis/apps", "get"),
+        ("POST", "/admin/x", "post"),
+        ("GET", "/api/v1", "get"),
+        ("GET", "/apis/apps/v1", "get"),
+    ],
+)
+def test_sim_request_attributes_non_resource(method: str, path: str, verb: str) -> None:
+    a = request_attributes(U, method, path, {})
+    assert not a.resource_request
+    assert (a.verb, a.path) == (verb, path)
+
+
+def test_sim_token_file_format() -> None:
+    tokens = TokenStore()
+    text = 'abc,alice,1001,"devs,ops"\n\ndef,bob,1002\n'
+    assert tokens.load_text(text) == 2
+    assert tokens.lookup("abc") == UserInfo("alice", "1001", ("devs", "ops"))
+    assert tokens.lookup("def") == UserInfo("bob", "1002", ())
+    assert tokens.lookup("nope") is None
+    with pytest.raises(ManifestError, match="must have at least 3 columns"):
+        tokens.load_text("only,two\n", "tokens.csv")

@@ -215,12 +215,12 @@ class ApiServer:
                 }.get(rule.code, "injected: Internal error occurred")
                 details = {"retryAfterSeconds": rule.retry_after_s} if headers else None
                 raise st.StatusError(rule.code, msg, details=details, headers=headers)
-        if req.rtype.key in REVIEW_KEYS:
-            return await self.reviews.handle(request, req)
         if req.sub == "status":
             return await self._status(request, req)
         if req.sub:
             return await self.subresources.handle(request, req)
+        if req.rtype.key in REVIEW_KEYS:
+            return await self.reviews.handle(request, req)
         handler = getattr(self, "_" + req.verb)
         return await handler(request, req)
 

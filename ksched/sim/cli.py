@@ -44,8 +44,8 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --address (the server has no authentication: anyone who can reach it "
-        "can read and change everything)",
+        help="allow a non-loopback --address without --secure (then the server has no authentication: "
+        "anyone who can reach it can read and change everything)",
     )
     p.add_argument(
         "--kubeconfig-out",

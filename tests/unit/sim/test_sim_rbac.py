@@ -19,6 +19,8 @@ from ksched.errors import ManifestError
 from ksched.sim._authn import TokenStore
 from ksched.sim._rbac import Attributes, RbacAuthorizer, UserInfo, forbidden_message, rule_allows
 from ksched.sim._requestinfo import request_attributes
+from ksched.sim._review_proto import PROTOBUF, decode_review
+from ksched.sim._status import StatusError
 from ksched.sim.store import Store
 
 RBAC = "rbac.authorization.k8s.io"
@@ -447,3 +449,62 @@ def test_sim_token_file_format() -> None:
     assert tokens.lookup("nope") is None
     with pytest.raises(ManifestError, match="must have at least 3 columns"):
         tokens.load_text("only,two\n", "tokens.csv")
+
+
+# -- protobuf review bodies (what client-go's typed clients send) ---------------------------------
+def _pb(num: int, value: bytes | str) -> bytes:
+    """One length-delimited protobuf field."""
+    raw = value.encode() if isinstance(value, str) else value
+    out, n = bytearray([num << 3 | 2]), len(raw)
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out) + raw
+
+
+def _unknown(api_version: str, kind: str, spec: bytes) -> bytes:
+    """k8s magic + runtime.Unknown{typeMeta, raw: object{metadata, spec}}."""
+    obj = _pb(1, b"") + _pb(2, spec)
+    return b"k8s\x00" + _pb(1, _pb(1, api_version) + _pb(2, kind)) + _pb(2, obj) + _pb(4, PROTOBUF)
+
+
+def test_sim_review_protobuf_subject_access_review() -> None:
+    ra = (
+        _pb(1, "kube-system") + _pb(2, "get") + _pb(3, "coordination.k8s.io") + _pb(5, "leases") + _pb(7, "x")
+    )
+    extra = _pb(1, "scopes") + _pb(2, _pb(1, "a") + _pb(1, "b"))
+    spec = _pb(1, ra) + _pb(3, "alice") + _pb(4, "g1") + _pb(4, "g2") + _pb(5, extra) + _pb(6, "uid-1")
+    body = decode_review(
+        _unknown("authorization.k8s.io/v1", "SubjectAccessReview", spec), "SubjectAccessReview"
+    )
+    assert body == {
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "resourceAttributes": {
+                "namespace": "kube-system",
+                "verb": "get",
+                "group": "coordination.k8s.io",
+                "resource": "leases",
+                "name": "x",
+            },
+            "user": "alice",
+            "uid": "uid-1",
+            "groups": ["g1", "g2"],
+            "extra": {"scopes": ["a", "b"]},
+        },
+    }
+
+
+def test_sim_review_protobuf_token_and_non_resource() -> None:
+    token = decode_review(
+        _unknown("authentication.k8s.io/v1", "TokenReview", _pb(1, "tok") + _pb(2, "aud1")), "TokenReview"
+    )
+    assert token["spec"] == {"token": "tok", "audiences": ["aud1"]}
+    nra = _pb(2, _pb(1, "/metrics") + _pb(2, "get"))
+    ssar = decode_review(
+        _unknown("authorization.k8s.io/v1", "SelfSubjectAccessReview", nra), "SelfSubjectAccessReview"
+    )
+    assert ssar["spec"] == {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    with pytest.raises(StatusError, match="could not be decoded"):
+        decode_review(b"k8s\x00\x0a\xff", "TokenReview")

@@ -447,6 +447,12 @@ def test_sim_auth_kubectl(secure: SimCluster, tmp_path: Path) -> None:
     no = kubectl(admin_conf, "auth", "can-i", "get", "/metrics", f"--as={SCHEDULER}")
     assert no.stdout.strip() == "no"
     sched_conf = secure.write_kubeconfig(tmp_path / "scheduler.conf", user=SCHEDULER)
+    me = kubectl(sched_conf, "auth", "whoami", "-o", "json")
+    assert me.returncode == 0, me.stderr
+    assert json.loads(me.stdout)["status"]["userInfo"] == {
+        "username": SCHEDULER,
+        "groups": ["system:authenticated"],
+    }
     assert kubectl(sched_conf, "get", "pods", "-A").returncode == 0
     denied = kubectl(sched_conf, "get", "configmaps")
     assert denied.returncode != 0

@@ -106,7 +106,7 @@ class Access:
         except Unauthorized:
             return unauthorized()
         try:
-            if "Impersonate-User" in request.headers:
+            if any(h[:12].lower() == "impersonate-" for h in request.headers):
                 user = self._impersonate(user, request.headers)
         except st.StatusError as exc:
             return error_response(exc)
@@ -131,7 +131,11 @@ class Access:
         """The user ``Impersonate-*`` headers name, after checking ``user`` may impersonate each
         part of it (upstream's impersonation filter; 403 naming the first part refused)."""
         getall = getattr(headers, "getall", None)
-        name = headers["Impersonate-User"]
+        name = headers.get("Impersonate-User", "")
+        if not name:
+            raise st.bad_request(
+                "requested impersonation (Impersonate-Group, -Uid or -Extra-*) without impersonating a user"
+            )
         if name.startswith("system:serviceaccount:") and name.count(":") == 3:
             _, _, ns, sa = name.split(":")
             self._may(user, "serviceaccounts", sa, namespace=ns)

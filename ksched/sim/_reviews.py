@@ -106,7 +106,8 @@ class Reviews:
 
     async def handle(self, request: web.BaseRequest, req: Req) -> web.Response:
         if req.verb != "create" or req.name or req.sub:
-            raise st.StatusError(405, f"{req.rtype.plural} only support create", reason="MethodNotAllowed")
+            msg = "the server does not allow this method on the requested resource"
+            raise st.StatusError(405, msg, reason="MethodNotAllowed")
         if request.headers.get("Content-Type", "").startswith(PROTOBUF):
             body: Any = decode_review(await read_body(request), req.rtype.kind)
         else:

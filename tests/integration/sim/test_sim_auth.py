@@ -269,6 +269,20 @@ def test_sim_auth_rbac_writes_take_effect(secure: SimCluster, admin: Client, tmp
 
 def test_sim_auth_impersonation(secure: SimCluster, admin: Client, scheduler: Client) -> None:
     assert whoami_as(admin, SCHEDULER) == {"username": SCHEDULER, "groups": ["system:authenticated"]}
+    code, body = admin.request(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {},
+        Impersonate_User="jane",
+        Impersonate_Group="devs",
+        Impersonate_Extra_Scopes="s1",
+    )
+    assert body["status"]["userInfo"] == {
+        "username": "jane",
+        "groups": ["devs", "system:authenticated"],
+        "extra": {"scopes": ["s1"]},
+    }
+    assert admin.get("/api/v1/nodes", Impersonate_Group="devs")[0] == 400
     code, body = scheduler.get("/api/v1/nodes", Impersonate_User="root")
     assert code == 403
     assert body["message"] == (

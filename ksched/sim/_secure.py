@@ -11,8 +11,9 @@ serving certificate for loopback and the bind address, and builds
   controller);
 - client credentials: certificates for any user and groups, and kubeconfig documents embedding them.
 
-With ``cert_dir`` the CA, front-proxy CA and serving pairs are also written there under kubeadm's
-file names (``ca.crt``, ``front-proxy-ca.crt``, ``apiserver.crt`` and their ``.key``).
+With ``cert_dir`` the CA, front-proxy CA, serving and front-proxy client pairs are also written
+there under kubeadm's file names (``ca``, ``front-proxy-ca``, ``apiserver``, ``front-proxy-client``,
+each ``.crt`` and ``.key``), so another process can act as the front proxy or sign its own clients.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class SecureServing:
             self.ca.pair.write(cert_dir, "ca")
             self.front_proxy_ca.pair.write(cert_dir, "front-proxy-ca")
             self.serving.write(cert_dir, "apiserver")
+            self.issue_front_proxy_cert().write(cert_dir, "front-proxy-client")
 
     def ssl_context(self) -> ssl.SSLContext:
         """The server side: TLS 1.2+, our serving pair, client certificates from either CA."""

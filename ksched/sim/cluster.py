@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from ksched.errors import InputError
 from ksched.sim._bootstrap_policy import bootstrap_objects
 from ksched.sim._clock import Clock
 from ksched.sim._http import ApiServer
@@ -277,7 +278,7 @@ class SimCluster:
             p.write_text(yaml.safe_dump(self.tls.kubeconfig(self.url, who, grp, namespace), sort_keys=False))
             return p
         if user is not None or groups:
-            raise ValueError(
+            raise InputError(
                 f"write_kubeconfig: user {user!r} / groups {groups!r} need a secure cluster "
                 "(SimConfig(secure=True)); a plain one has no authentication"
             )

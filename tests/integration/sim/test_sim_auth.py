@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ksched.errors import InputError
 from ksched.sim import SimCluster, SimConfig
 
 RBAC = "rbac.authorization.k8s.io"
@@ -438,6 +439,8 @@ def test_sim_auth_plain_mode_unaffected(sim: SimCluster) -> None:
     assert (code, body["status"]) == (201, {"allowed": True})
     with pytest.raises(RuntimeError, match="secure"):
         sim.issue_client_cert("x")
+    with pytest.raises(InputError, match="need a secure cluster"):
+        sim.write_kubeconfig("unused", user="x")
 
 
 # -- real clients -----------------------------------------------------------------------------------
@@ -515,7 +518,9 @@ def test_sim_auth_serve_secure_writes_kubeconfigs_and_a_scheduler_runs(tmp_path:
     sched: subprocess.Popen[bytes] | None = None
     try:
         assert url.startswith("https://127.0.0.1:")
-        assert (tmp_path / "pki" / "ca.crt").exists() and (tmp_path / "pki" / "front-proxy-ca.crt").exists()
+        pki = tmp_path / "pki"
+        for stem in ("ca", "front-proxy-ca", "apiserver", "front-proxy-client"):
+            assert (pki / f"{stem}.crt").exists() and (pki / f"{stem}.key").stat().st_mode & 0o077 == 0, stem
         assert yaml.safe_load(sched_conf.read_text())["users"][0]["name"] == SCHEDULER
         config = tmp_path / "config.yaml"
         config.write_text(

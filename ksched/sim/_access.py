@@ -148,8 +148,8 @@ class Access:
         if uid:
             self._may(user, "uids", uid, "authentication.k8s.io")
         extra: dict[str, list[str]] = {}
-        for key in headers:
-            if key.lower().startswith("impersonate-extra-"):
+        for key in dict.fromkeys(h.lower() for h in headers):  # a repeated header once
+            if key.startswith("impersonate-extra-"):
                 k = key[len("impersonate-extra-") :].lower()
                 for v in getall(key, []) if getall is not None else [headers[key]]:
                     self._may(user, "userextras", v, "authentication.k8s.io", sub=k)

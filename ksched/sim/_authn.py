@@ -111,9 +111,9 @@ def _from_headers(headers: Mapping[str, str], cfg: RequestHeaderConfig) -> UserI
     uid = next((v for h in cfg.uid_headers for v in values(h) if v), "")
     groups = tuple(v for h in cfg.group_headers for v in values(h))
     extra: dict[str, list[str]] = {}
-    for key in headers:
+    for key in dict.fromkeys(h.lower() for h in headers):  # a repeated header once
         for prefix in cfg.extra_headers_prefix:
-            if key.lower().startswith(prefix.lower()):
+            if key.startswith(prefix.lower()):
                 extra.setdefault(unquote(key[len(prefix) :]).lower(), []).extend(values(key))
     return UserInfo(user, uid, groups, tuple((k, tuple(v)) for k, v in sorted(extra.items())))
 

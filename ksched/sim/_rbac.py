@@ -199,11 +199,11 @@ class RbacAuthorizer:
         return self._decide(attrs)
 
     def _decide(self, attrs: Attributes) -> tuple[bool, str]:
-        with self.store.lock:
+        with self.store.lock:  # no RBAC write (and its invalidation) between evaluating and caching
             decision = self._evaluate(attrs)
-        if len(self._cache) >= CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[attrs.key] = decision
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[attrs.key] = decision
         return decision
 
     def _evaluate(self, attrs: Attributes) -> tuple[bool, str]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from multidict import CIMultiDict
 
 from ksched.errors import ManifestError
-from ksched.sim._authn import TokenStore
+from ksched.sim._authn import ANONYMOUS, Authenticator, RequestHeaderConfig, TokenStore, Unauthorized
 from ksched.sim._rbac import Attributes, RbacAuthorizer, UserInfo, forbidden_message, rule_allows
 from ksched.sim._requestinfo import request_attributes
 from ksched.sim._review_proto import PROTOBUF, decode_review
@@ -508,3 +509,58 @@ def test_sim_review_protobuf_token_and_non_resource() -> None:
     assert ssar["spec"] == {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
     with pytest.raises(StatusError, match="could not be decoded"):
         decode_review(b"k8s\x00\x0a\xff", "TokenReview")
+
+
+# -- authenticators (the peer certificate as ssl.getpeercert() reports it) ------------------------
+def _cert(cn: str, issuer: str, *orgs: str) -> dict[str, Any]:
+    subject = (*((("organizationName", o),) for o in orgs), (("commonName", cn),))
+    return {"subject": subject, "issuer": ((("commonName", issuer),),)}
+
+
+def _authenticator(tokens: TokenStore | None = None) -> Authenticator:
+    return Authenticator(
+        tokens or TokenStore(),
+        client_ca_name="ca",
+        front_proxy_ca_name="fp-ca",
+        request_header=RequestHeaderConfig(),
+    )
+
+
+def test_sim_authenticators_in_upstream_order() -> None:
+    tokens = TokenStore()
+    tokens.add("tok", "tina", ("t",))
+    authn = _authenticator(tokens)
+    proxy_headers = CIMultiDict(
+        [
+            ("X-Remote-User", "pat"),
+            ("X-Remote-Group", "a"),
+            ("x-remote-group", "b"),
+            ("X-Remote-Uid", "9"),
+            ("X-Remote-Extra-Scopes", "s1"),
+            ("x-remote-extra-scopes", "s2"),
+            ("X-Remote-Extra-Foo%2Fbar", "v"),
+        ]
+    )
+    assert authn.authenticate(_cert("front-proxy-client", "fp-ca"), proxy_headers) == UserInfo(
+        "pat", "9", ("a", "b", "system:authenticated"), (("foo/bar", ("v",)), ("scopes", ("s1", "s2")))
+    )
+    with pytest.raises(Unauthorized, match="not in the allowed list"):
+        authn.authenticate(_cert("other", "fp-ca"), proxy_headers)
+    # A front-proxy certificate without a user header, and headers with a cluster-CA certificate,
+    # are not request-header authentication.
+    assert authn.authenticate(_cert("front-proxy-client", "fp-ca"), CIMultiDict()) == ANONYMOUS
+    assert authn.authenticate(_cert("cert-user", "ca", "o1"), proxy_headers) == UserInfo(
+        "cert-user", groups=("o1", "system:authenticated")
+    )
+    # The certificate wins over a token; a token alone; a bad token is never anonymous.
+    bearer = CIMultiDict([("Authorization", "Bearer tok")])
+    assert authn.authenticate(_cert("cert-user", "ca"), bearer).name == "cert-user"
+    assert authn.authenticate(None, bearer) == UserInfo("tina", groups=("t", "system:authenticated"))
+    with pytest.raises(Unauthorized):
+        authn.authenticate(None, CIMultiDict([("Authorization", "Bearer nope")]))
+    assert authn.authenticate(None, CIMultiDict()) == ANONYMOUS
+    masters = TokenStore()
+    masters.add("m", "m", ("system:authenticated",))
+    assert _authenticator(masters).authenticate(
+        None, CIMultiDict([("Authorization", "bearer m")])
+    ).groups == ("system:authenticated",)

@@ -34,6 +34,16 @@ CONFIGMAP_NAME = "extension-apiserver-authentication"
 ADMIN_USER = "kubernetes-admin"
 ADMIN_GROUPS = ("system:masters",)
 FRONT_PROXY_CLIENT = "front-proxy-client"
+SERVING_NAMES = (
+    "127.0.0.1",
+    "::1",
+    "localhost",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+)
+"""The serving certificate's names (kubeadm's, without the service IP), plus the bind address."""
 
 
 class SecureServing:
@@ -42,7 +52,7 @@ class SecureServing:
     def __init__(self, host: str, *, cert_dir: Path | None = None) -> None:
         self.ca = Authority(CLUSTER_CA_NAME)
         self.front_proxy_ca = Authority(FRONT_PROXY_CA_NAME)
-        names = ("127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default")
+        names = SERVING_NAMES
         if host not in ("", "0.0.0.0", "::"):
             names = (*names, host)
         self.serving = self.ca.issue("kube-apiserver", server_names=names)

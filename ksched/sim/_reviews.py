@@ -105,6 +105,7 @@ class Reviews:
         self.access = access
 
     async def handle(self, request: web.BaseRequest, req: Req) -> web.Response:
+        """Answer one review (201 with its ``status``); only ``create`` on the collection exists."""
         if req.verb != "create" or req.name or req.sub:
             msg = "the server does not allow this method on the requested resource"
             raise st.StatusError(405, msg, reason="MethodNotAllowed")

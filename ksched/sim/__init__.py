@@ -11,7 +11,9 @@ defaulted, admitted and validated as kube-apiserver does). Around it: a kubelet 
 become Running), stand-ins for the PV controller, a CSI provisioner and the ephemeral volume
 controller (a child process, :mod:`ksched.sim.storage_controllers`), scheduler_perf-shaped
 generators, fault injection (partitioning one client included), a binding audit log and a write
-audit naming the client of every write.
+audit naming the client of every write. ``SimConfig(secure=True)`` serves it as a secured
+kube-apiserver (HTTPS, client certificates, tokens, front-proxy headers, RBAC with the bootstrap
+policy, TokenReview and SubjectAccessReview, the extension-apiserver-authentication ConfigMap).
 
 Entry points: :class:`SimCluster` (``start()``/``stop()`` or ``start_async()``/``stop_async()``,
 ``write_kubeconfig()``, ``store``, ``audit``, ``writes``, ``faults``), :class:`SimConfig`,

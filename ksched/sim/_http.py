@@ -6,6 +6,9 @@ unless it is one of the ``/admin`` endpoints, :meth:`ApiServer.dispatch`: parse 
 handler. Handlers raise :class:`~ksched.sim._status.StatusError` for every failure, and any
 unexpected exception becomes a 500 InternalError Status (logged), so clients never see a traceback.
 
+A secure cluster (``SimConfig.secure``) runs :meth:`~ksched.sim._access.Access.guard` first;
+the review APIs (TokenReview, SubjectAccessReview, ...) go to :mod:`ksched.sim._reviews`.
+
 Partitioned clients (:mod:`ksched.sim._partition`) are cut off before dispatch, and every write's
 outcome goes to the write audit (:mod:`ksched.sim.writes`).
 
@@ -27,11 +30,13 @@ import orjson
 from aiohttp import web
 
 from ksched.sim import _status as st
+from ksched.sim._access import Access
 from ksched.sim._admin import admin_routes
 from ksched.sim._convert import field_path
 from ksched.sim._discovery import discovery, openapi_v3, version_doc
 from ksched.sim._partition import cut_off
 from ksched.sim._patch import apply_patch
+from ksched.sim._reviews import REVIEW_KEYS, Reviews
 from ksched.sim._selectors import ObjectFilter
 from ksched.sim._subresources import Subresources
 from ksched.sim._tables import table, wants_table
@@ -74,6 +79,10 @@ class ApiServer:
         self.settings = settings
         self.watches = Watches(store, faults, settings)
         self.subresources = Subresources(store, faults, audit)
+        self.access = Access(store, secure=settings.secure)
+        """Tokens and RBAC; consulted on every request only when ``settings.secure``."""
+        self.reviews = Reviews(self.access)
+        self._guard = self.access.guard if settings.secure else None
         self.address = f"{settings.host}:{settings.port}"
         self._admin: dict[str, dict[str, AdminHandler]] = admin_routes(
             store=store, faults=faults, audit=audit, writes=self.writes, open_watches=self.watches.count
@@ -109,7 +118,14 @@ class ApiServer:
         )
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
-        """Route one request: an ``/admin`` endpoint, or the Kubernetes API (:meth:`api`)."""
+        """Route one request: an ``/admin`` endpoint, or the Kubernetes API (:meth:`api`).
+
+        A secure cluster authenticates and authorizes it first (``/admin`` paths are non-resource
+        URLs only ``system:masters`` may use); a plain one does nothing more than this check."""
+        if self._guard is not None:
+            denied = self._guard(request)
+            if denied is not None:
+                return denied
         expect = request.headers.get("Expect")
         if expect is not None:  # what web.Application's router would do (curl sends it for big bodies)
             if expect.lower() != "100-continue":
@@ -203,6 +219,8 @@ class ApiServer:
             return await self._status(request, req)
         if req.sub:
             return await self.subresources.handle(request, req)
+        if req.rtype.key in REVIEW_KEYS:
+            return await self.reviews.handle(request, req)
         handler = getattr(self, "_" + req.verb)
         return await handler(request, req)
 

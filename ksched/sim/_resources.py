@@ -11,6 +11,8 @@ from typing import Any
 
 _RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 _SUB_RW = ("get", "patch", "update")
+CREATE_ONLY = ("create",)
+_AUTHN, _AUTHZ = "authentication.k8s.io", "authorization.k8s.io"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,8 @@ class ResourceType:
     storage: str = ""
     """Store key of the resource whose table holds these objects, when this is another API version of
     it (``events.events.k8s.io`` -> ``events``); objects are converted in ``ksched/sim/_convert.py``."""
+    verbs: tuple[str, ...] = _RW
+    """What discovery says may be done; the review APIs are create-only (:data:`CREATE_ONLY`)."""
     # Derived once (read on every request and every store write, so not properties):
     key: str = field(init=False, repr=False, compare=False)
     """Store key: ``pods`` or ``leases.coordination.k8s.io`` (unique across groups)."""
@@ -184,6 +188,16 @@ RESOURCES: tuple[ResourceType, ...] = (
         False,
         ("vac",),
     ),
+    # Create-only reviews, answered in ksched/sim/_reviews.py and never stored.
+    *(
+        ResourceType(plural, plural[:-1], kind, group, "v1", False, verbs=CREATE_ONLY)
+        for plural, kind, group in (
+            ("tokenreviews", "TokenReview", _AUTHN),
+            ("selfsubjectreviews", "SelfSubjectReview", _AUTHN),
+            ("subjectaccessreviews", "SubjectAccessReview", _AUTHZ),
+            ("selfsubjectaccessreviews", "SelfSubjectAccessReview", _AUTHZ),
+        )
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
@@ -211,7 +225,7 @@ def _resource_doc(r: ResourceType) -> list[dict[str, Any]]:
         "singularName": r.singular,
         "namespaced": r.namespaced,
         "kind": r.kind,
-        "verbs": list(_RW),
+        "verbs": list(r.verbs),
     }
     if r.short_names:
         doc["shortNames"] = list(r.short_names)

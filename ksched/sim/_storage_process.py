@@ -21,6 +21,10 @@ from typing import IO
 from ksched.errors import KschedError
 
 READY_TIMEOUT_S = 30.0
+CA_ENV = "KSCHED_SIM_CA_PEM"
+"""Environment variable carrying a secure cluster's CA certificate to the child."""
+TOKEN_ENV = "KSCHED_SIM_TOKEN"
+"""Environment variable carrying the child's bearer token for a secure cluster."""
 STOP_TIMEOUT_S = 5.0
 
 
@@ -62,7 +66,13 @@ class StorageControllersProcess:
         log_file: Path | None = None,
         log_level: str = "WARNING",
         resync_s: float = 15.0,
+        credentials: tuple[str, str] | None = None,
     ) -> None:
+        """``credentials``: (CA PEM, bearer token) for a secure cluster, handed to the child in its
+        environment (readable by this user only, unlike its command line)."""
+        env = dict(os.environ)
+        if credentials is not None:
+            env[CA_ENV], env[TOKEN_ENV] = credentials
         cmd = [sys.executable, "-m", "ksched.sim.storage_controllers", "--server", server_url]
         cmd += [
             *which.argv(),
@@ -79,7 +89,7 @@ class StorageControllersProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log if self._log is not None else None,
-            env=dict(os.environ),
+            env=env,
         )
 
     @property

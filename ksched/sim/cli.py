@@ -14,6 +14,7 @@ import ipaddress
 import json
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,8 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sim_subparsers.add_parser(
         "serve",
         help="run an in-memory Kubernetes API server with simulated nodes",
-        description="Serve an embedded Kubernetes API over plain HTTP on 127.0.0.1 until interrupted.",
+        description="Serve an embedded Kubernetes API on 127.0.0.1 until interrupted: plain HTTP, or with "
+        "--secure HTTPS with authentication and RBAC.",
     )
     p.add_argument("--nodes", type=int, default=0, help="nodes to create at start (default 0)")
     p.add_argument("--node-template", type=Path, help="Node manifest (YAML/JSON) used for --nodes")
@@ -42,10 +44,15 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --address (the server has no authentication: anyone who can reach it "
-        "can read and change everything)",
+        help="allow a non-loopback --address without --secure (then the server has no authentication: "
+        "anyone who can reach it can read and change everything)",
     )
-    p.add_argument("--kubeconfig-out", type=Path, help="write a kubeconfig for this server here")
+    p.add_argument(
+        "--kubeconfig-out",
+        type=Path,
+        help="write a kubeconfig for this server here (with --secure: a system:masters admin certificate)",
+    )
+    add_secure_flags(p)
     p.add_argument("--faults", help="fault configuration: JSON text or a path to a JSON file")
     p.add_argument("--seed", type=int, default=0, help="seed for uids, names and faults (default 0)")
     p.add_argument("--history-window", type=int, default=10_000, help="watch events kept per resource")
@@ -59,6 +66,46 @@ def add_serve_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     add_storage_controller_flags(p)
     p.set_defaults(func=run_serve)
     return p
+
+
+def add_secure_flags(p: argparse.ArgumentParser) -> None:
+    """``--secure`` and the credentials it serves with (see ``ksched/sim/_access.py``)."""
+    g = p.add_argument_group(
+        "secure serving",
+        "HTTPS only (TLS 1.2+) with kube-apiserver's authentication (client certificates from a generated "
+        "cluster CA, front-proxy headers, static tokens, anonymous) and RBAC with the bootstrap policy",
+    )
+    g.add_argument("--secure", action="store_true", help="serve HTTPS with authentication and RBAC")
+    g.add_argument("--cert-dir", type=Path, help="also write the generated CAs and serving pair here")
+    g.add_argument(
+        "--token-auth-file", type=Path, help='static tokens, one `token,user,uid,"group1,group2"` per line'
+    )
+    g.add_argument(
+        "--user-kubeconfig",
+        action="append",
+        default=[],
+        metavar="USER[:GROUP,...]=PATH",
+        help="with --secure, write a kubeconfig with a client certificate for USER in GROUPs to PATH "
+        "(repeatable), e.g. system:kube-scheduler=scheduler.conf",
+    )
+
+
+def parse_user_kubeconfig(spec: str) -> tuple[str, tuple[str, ...], Path]:
+    """``USER[:GROUP,...]=PATH`` -> (user, groups, path). A user named ``system:NAME`` keeps its
+    first colon (``system:kube-scheduler=scheduler.conf`` has no groups); groups follow the next
+    one. User names with more colons (service accounts) are not expressible here: use
+    :meth:`~ksched.sim.cluster.SimCluster.write_kubeconfig`."""
+    who, sep, path = spec.rpartition("=")
+    if not sep or not who or not path:
+        raise ValueError(f"--user-kubeconfig {spec!r}: expected USER[:GROUP,...]=PATH")
+    user, groups = who, ""
+    if who.startswith("system:"):
+        head, colon, rest = who[len("system:") :].partition(":")
+        if colon:
+            user, groups = "system:" + head, rest
+    else:
+        user, _, groups = who.partition(":")
+    return user, tuple(g for g in groups.split(",") if g), Path(path)
 
 
 def add_storage_controller_flags(p: argparse.ArgumentParser) -> None:
@@ -116,38 +163,67 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
     """The :class:`SimConfig` that ``serve``'s flags ask for."""
     from ksched.sim.config import SimConfig
 
+    cert_dir = getattr(args, "cert_dir", None)
+    tokens = getattr(args, "token_auth_file", None)
     return SimConfig(
         host=args.address,
         port=args.port,
         seed=args.seed,
         history_window=getattr(args, "history_window", 10_000),
         start_pods=getattr(args, "start_pods", True),
+        secure=getattr(args, "secure", False),
+        cert_dir=str(cert_dir) if cert_dir else None,
+        token_auth_file=str(tokens) if tokens else None,
     )
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """Start the server, print its URL, block until SIGINT/SIGTERM; 0 on a clean stop, 2 on bad input."""
     # Imported here, not at module level: building the ``ksched`` parser must stay cheap.
+    from ksched.errors import InputError
     from ksched.sim.cluster import SimCluster
     from ksched.sim.workloads import load_template
 
-    if not is_loopback(args.address) and not getattr(args, "allow_remote", False):
+    secure = getattr(args, "secure", False)
+    if not is_loopback(args.address) and not secure and not getattr(args, "allow_remote", False):
         print(
             f"ksched sim: refusing to serve on non-loopback address {args.address!r}: the embedded API "
-            "server has no authentication; pass --allow-remote to do it anyway",
+            "server has no authentication without --secure; pass --allow-remote to do it anyway",
             file=sys.stderr,
         )
         return 2
     try:
         faults = _faults(args.faults, args.seed)
         template = load_template(args.node_template) if args.node_template else None
-    except (OSError, ValueError) as exc:
+        users = [parse_user_kubeconfig(s) for s in getattr(args, "user_kubeconfig", [])]
+        if users and not secure:
+            raise ValueError("--user-kubeconfig needs --secure (a plain server has no authentication)")
+        if getattr(args, "cert_dir", None) and not secure:
+            raise ValueError("--cert-dir needs --secure")
+        cluster = SimCluster(config_from_args(args), faults=faults)
+    except (OSError, ValueError, InputError) as exc:
         print(f"ksched sim: {exc}", file=sys.stderr)
         return 2
-    cluster = SimCluster(config_from_args(args), faults=faults)
     if args.nodes:
         cluster.add_nodes(args.nodes, template, getattr(args, "zones", 0))
-    return asyncio.run(_serve(cluster, args.kubeconfig_out, storage_controllers_from_args(args)))
+    outputs = Outputs(args.kubeconfig_out, users)
+    return asyncio.run(_serve(cluster, outputs, storage_controllers_from_args(args)))
+
+
+@dataclass(frozen=True, slots=True)
+class Outputs:
+    """Kubeconfigs to write once serving: the admin one and (secure mode) one per named user."""
+
+    admin: Path | None
+    users: list[tuple[str, tuple[str, ...], Path]]
+
+    def write(self, cluster: SimCluster) -> None:
+        if self.admin is not None:
+            cluster.write_kubeconfig(self.admin)
+            print(f"ksched sim: kubeconfig written to {self.admin}", flush=True)
+        for user, groups, path in self.users:
+            cluster.write_kubeconfig(path, user=user, groups=groups)
+            print(f"ksched sim: kubeconfig for {user} written to {path}", flush=True)
 
 
 GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
@@ -186,7 +262,7 @@ async def _full_gc_every(interval_s: float) -> None:
         gc.collect()
 
 
-async def _serve(cluster: SimCluster, kubeconfig: Path | None, controllers: StorageControllers) -> int:
+async def _serve(cluster: SimCluster, kubeconfig: Outputs, controllers: StorageControllers) -> int:
     with _server_gc():
         collector = asyncio.create_task(_full_gc_every(FULL_GC_INTERVAL_S))
         try:
@@ -196,7 +272,7 @@ async def _serve(cluster: SimCluster, kubeconfig: Path | None, controllers: Stor
 
 
 async def _serve_until_stopped(
-    cluster: SimCluster, kubeconfig: Path | None, controllers: StorageControllers
+    cluster: SimCluster, kubeconfig: Outputs, controllers: StorageControllers
 ) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -204,9 +280,7 @@ async def _serve_until_stopped(
         loop.add_signal_handler(sig, stop.set)
     url = await cluster.start_async()
     print(f"ksched sim: serving on {url}", flush=True)
-    if kubeconfig is not None:
-        cluster.write_kubeconfig(kubeconfig)
-        print(f"ksched sim: kubeconfig written to {kubeconfig}", flush=True)
+    kubeconfig.write(cluster)
     try:
         if controllers.any:
             from ksched.sim._storage_process import StorageControllersError

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -25,8 +26,11 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from ksched.errors import InputError
+from ksched.sim._bootstrap_policy import bootstrap_objects
 from ksched.sim._clock import Clock
 from ksched.sim._http import ApiServer
+from ksched.sim._secure import ADMIN_GROUPS, ADMIN_USER, SecureServing
 from ksched.sim._storage_process import StorageControllers, StorageControllersProcess
 from ksched.sim.config import SimConfig
 from ksched.sim.faults import AuditLog, FaultConfig, FaultInjector
@@ -66,6 +70,24 @@ class SimCluster:
         self._controllers: StorageControllersProcess | None = None
         for ns in self.config.default_namespaces:
             self.store.create("namespaces", {"metadata": {"name": ns}}, copy=False)
+        self.tls: SecureServing | None = None
+        """Secure mode's certificates (``None`` when serving plain HTTP)."""
+        if self.config.token_auth_file:
+            self.api.access.tokens.load_csv(Path(self.config.token_auth_file))
+        if self.config.secure:
+            cert_dir = Path(self.config.cert_dir) if self.config.cert_dir else None
+            self.tls = SecureServing(self.config.host, cert_dir=cert_dir)
+            self._seed_secure_objects(self.tls)
+
+    def _seed_secure_objects(self, tls: SecureServing) -> None:
+        """What kube-apiserver creates at start: the bootstrap RBAC policy and the
+        extension-apiserver-authentication ConfigMap (in kube-system, created if missing)."""
+        if self.store.get("namespaces", "kube-system") is None:
+            self.store.create("namespaces", {"metadata": {"name": "kube-system"}}, copy=False)
+        for key, namespace, obj in bootstrap_objects():
+            self.store.create(key, obj, namespace=namespace or None, copy=False)
+        cm = tls.trust_configmap(self.api.access.request_header)
+        self.store.create("configmaps", cm, namespace="kube-system", copy=False)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start_async(self) -> str:
@@ -78,12 +100,13 @@ class SimCluster:
             self.kubelet.attach(self._loop)
         runner = web.ServerRunner(self.api.make_server(), shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, self.config.host, self.config.port)
+        ssl_context = self.tls.ssl_context() if self.tls is not None else None
+        site = web.TCPSite(runner, self.config.host, self.config.port, ssl_context=ssl_context)
         await site.start()
         self._runner = runner
         host, port = runner.addresses[0][:2]
         self.api.address = f"{host}:{port}"
-        self.url = f"http://{host}:{port}"
+        self.url = f"{'https' if self.tls is not None else 'http'}://{host}:{port}"
         return self.url
 
     async def stop_async(self) -> None:
@@ -163,8 +186,18 @@ class SimCluster:
         host, port = self.api.address.rsplit(":", 1)
         if host in ("0.0.0.0", "::", ""):  # a wildcard bind: reach it on loopback
             host = "127.0.0.1" if host != "::" else "[::1]"
+        scheme, credentials = "http", None
+        if self.tls is not None:
+            # The stand-ins act for kube-controller-manager; a token of their own, in system:masters.
+            token = secrets.token_urlsafe(32)
+            self.add_token(token, "system:kube-controller-manager", ADMIN_GROUPS)
+            scheme, credentials = "https", (self.tls.ca.cert_pem.decode(), token)
         proc = StorageControllersProcess(
-            f"http://{host}:{port}", which, log_file=Path(log_file) if log_file else None, resync_s=resync_s
+            f"{scheme}://{host}:{port}",
+            which,
+            log_file=Path(log_file) if log_file else None,
+            resync_s=resync_s,
+            credentials=credentials,
         )
         self._controllers = proc
         return proc
@@ -222,10 +255,33 @@ class SimCluster:
             await asyncio.to_thread(self.stop_storage_controllers)
 
     # -- conveniences -------------------------------------------------------------------------------
-    def write_kubeconfig(self, path: str | Path, *, namespace: str = "default") -> Path:
-        """A kubeconfig (no credentials, plain http) accepted by kubectl and the kubernetes client."""
+    def write_kubeconfig(
+        self,
+        path: str | Path,
+        *,
+        namespace: str = "default",
+        user: str | None = None,
+        groups: tuple[str, ...] | list[str] | None = None,
+    ) -> Path:
+        """A kubeconfig accepted by kubectl and the kubernetes client.
+
+        Plain mode: no credentials, plain http (``user``/``groups`` are refused). Secure mode: the
+        cluster CA and a client certificate for ``user`` in ``groups`` embedded, by default
+        ``kubernetes-admin`` in ``system:masters``. Written with mode 0600 (it holds a key)."""
         if not self.url:
             raise RuntimeError("start the SimCluster before writing a kubeconfig")
+        p = Path(path)
+        if self.tls is not None:
+            who = user or ADMIN_USER
+            grp = tuple(groups) if groups is not None else (ADMIN_GROUPS if user is None else ())
+            p.touch(mode=0o600)
+            p.write_text(yaml.safe_dump(self.tls.kubeconfig(self.url, who, grp, namespace), sort_keys=False))
+            return p
+        if user is not None or groups:
+            raise InputError(
+                f"write_kubeconfig: user {user!r} / groups {groups!r} need a secure cluster "
+                "(SimConfig(secure=True)); a plain one has no authentication"
+            )
         name = "ksched-sim"
         doc = {
             "apiVersion": "v1",
@@ -236,9 +292,42 @@ class SimCluster:
             "current-context": name,
             "preferences": {},
         }
-        p = Path(path)
         p.write_text(yaml.safe_dump(doc, sort_keys=False))
         return p
+
+    # -- credentials (secure mode; tokens in both) --------------------------------------------------
+    def add_token(
+        self, token: str, user: str, groups: tuple[str, ...] | list[str] = (), uid: str = ""
+    ) -> None:
+        """A static bearer token for ``user`` (as a ``--token-auth-file`` line would add it). Used for
+        authentication in secure mode and by TokenReview in either mode."""
+        self.api.access.tokens.add(token, user, tuple(groups), uid)
+
+    def _require_tls(self, what: str) -> SecureServing:
+        if self.tls is None:
+            raise RuntimeError(f"{what} needs a secure cluster: SimConfig(secure=True)")
+        return self.tls
+
+    def issue_client_cert(self, user: str, groups: tuple[str, ...] | list[str] = ()) -> tuple[bytes, bytes]:
+        """(certificate PEM, key PEM) the cluster authenticates as ``user`` in ``groups``."""
+        pair = self._require_tls("issue_client_cert").issue_client_cert(user, tuple(groups))
+        return pair.cert_pem, pair.key_pem
+
+    def issue_front_proxy_cert(self, common_name: str = "front-proxy-client") -> tuple[bytes, bytes]:
+        """(certificate PEM, key PEM) signed by the front-proxy CA: with CommonName
+        ``front-proxy-client`` its requests may name their user in ``X-Remote-User``."""
+        pair = self._require_tls("issue_front_proxy_cert").issue_front_proxy_cert(common_name)
+        return pair.cert_pem, pair.key_pem
+
+    @property
+    def ca_pem(self) -> bytes:
+        """The cluster CA certificate (clients verify the server with it; it signs client certs)."""
+        return self._require_tls("ca_pem").ca.cert_pem
+
+    @property
+    def front_proxy_ca(self) -> bytes:
+        """The front-proxy CA certificate (``requestheader-client-ca-file``)."""
+        return self._require_tls("front_proxy_ca").front_proxy_ca.cert_pem
 
     def add_nodes(
         self, count: int, template: Obj | None = None, zones: int = 0, *, name_prefix: str = "node-"

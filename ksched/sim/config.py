@@ -34,3 +34,13 @@ class SimConfig:
     """What ``/version`` reports."""
     default_namespaces: tuple[str, ...] = ("default", "kube-system", "kube-public", "kube-node-lease")
     """Namespaces that exist from the start."""
+    secure: bool = False
+    """Serve HTTPS only (TLS 1.2+) with kube-apiserver's authentication (client certificates from a
+    generated cluster CA, front-proxy request headers, static bearer tokens, anonymous) and RBAC
+    over the stored roles, seeded with the bootstrap policy; see ``ksched/sim/_access.py``."""
+    cert_dir: str | None = None
+    """Secure mode: also write the generated CA, front-proxy CA and serving pairs here (kubeadm's
+    file names); ``None`` keeps them in memory only."""
+    token_auth_file: str | None = None
+    """Static bearer tokens in kube-apiserver's ``--token-auth-file`` CSV format
+    (``token,user,uid,"group1,group2"``), loaded at construction."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,12 +51,22 @@ class Settings:
     resync_s: float = 15.0
     """Every claim and volume is synced again this often (kube-controller-manager's
     ``--pvclaimbinder-sync-period``)."""
+    ca_pem: str = ""
+    """PEM CA certificate to verify an ``https://`` server with (empty: the system's)."""
+    token: str = ""
+    """Bearer token sent with every request (empty: none)."""
 
 
 async def run(settings: Settings, stop: asyncio.Event, ready: Callable[[], None] = lambda: None) -> None:
     """Run the chosen stand-ins until ``stop`` is set; ``ready`` is called once the caches synced."""
-    connector = aiohttp.TCPConnector(limit=32)
-    async with aiohttp.ClientSession(connector=connector, headers={"User-Agent": USER_AGENT}) as session:
+    ssl_ctx: ssl.SSLContext | bool = True
+    if settings.ca_pem:
+        ssl_ctx = ssl.create_default_context(cadata=settings.ca_pem)
+    connector = aiohttp.TCPConnector(limit=32, ssl=ssl_ctx)
+    headers = {"User-Agent": USER_AGENT}
+    if settings.token:
+        headers["Authorization"] = f"Bearer {settings.token}"
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
         api = Api(session, settings.server)
         storage = settings.pv_controller or settings.provisioner
         informers: dict[str, Informer] = {}

@@ -1,5 +1,8 @@
 """``python -m ksched.sim.storage_controllers --server URL``: the storage controller stand-ins.
 
+Against a secure cluster (an ``https://`` URL) the CA certificate and a bearer token come in the
+environment (``KSCHED_SIM_CA_PEM``, ``KSCHED_SIM_TOKEN``), never on the command line.
+
 Started by :class:`~ksched.sim.cluster.SimCluster` (and so by ``ksched sim`` and ``ksched sim
 serve``) with ``--stop-on-stdin-eof``: the parent holds the other end of the child's stdin, so the
 child stops when the parent does, even when the parent is killed. SIGTERM and SIGINT stop it too.
@@ -10,9 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 
+from ksched.sim._storage_process import CA_ENV, TOKEN_ENV
 from ksched.sim.storage_controllers import Settings, run
 
 
@@ -53,6 +58,8 @@ async def _main(args: argparse.Namespace) -> None:
         provisioner=args.provisioner,
         ephemeral=args.ephemeral,
         resync_s=args.resync_period,
+        ca_pem=os.environ.get(CA_ENV, ""),
+        token=os.environ.get(TOKEN_ENV, ""),
     )
 
     def ready() -> None:

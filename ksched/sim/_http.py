@@ -30,6 +30,7 @@ from ksched.sim import _status as st
 from ksched.sim._admin import admin_routes
 from ksched.sim._convert import field_path
 from ksched.sim._discovery import discovery, openapi_v3, version_doc
+from ksched.sim._openapi_v2 import response as openapi_v2
 from ksched.sim._partition import cut_off
 from ksched.sim._patch import apply_patch
 from ksched.sim._selectors import ObjectFilter
@@ -175,6 +176,8 @@ class ApiServer:
                 return web.Response(text="ok", content_type="text/plain")
             if path == "/version":
                 return json_response(version_doc(self.settings.git_version))
+            if path == "/openapi/v2":
+                return openapi_v2(request.headers.get("Accept", ""))
             doc = discovery(parts, self.address) if parts[:1] != ["openapi"] else openapi_v3(parts)
             if doc is not None:
                 return json_response(doc)

@@ -37,7 +37,8 @@ EXTRA = (_META + "Status", _META + "DeleteOptions", _META + "WatchEvent", _META 
 _NULLABLE_OF = {frozenset({"string", "integer"}): "int-or-string", frozenset({"string", "number"}): ""}
 
 
-def _source(version: str) -> dict[str, Any]:
+def source(version: str) -> dict[str, Any]:
+    """kubernetes-validate's definitions for ``version`` (JSON Schema, by definition name)."""
     root = importlib.resources.files("kubernetes_validate") / "kubernetes-json-schema"
     path = root / f"v{version}-local" / "_definitions.json"
     if not path.is_file():
@@ -127,7 +128,7 @@ def trimmed(defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    defs = trimmed(_source(KUBERNETES_VERSION))
+    defs = trimmed(source(KUBERNETES_VERSION))
     doc = {"kubernetesVersion": KUBERNETES_VERSION, "definitions": defs}
     body = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
     OUTPUT.write_bytes(gzip.compress(body, compresslevel=9, mtime=0))

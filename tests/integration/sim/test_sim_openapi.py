@@ -18,6 +18,7 @@ import http.client
 import json
 import shutil
 import subprocess
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,12 @@ def test_create_list_from_get_nodes_pods_output(sim: SimCluster, kubeconfig: Pat
     for name in ("p1", "p2"):
         ok(kubeconfig, "run", name, "--image=nginx")
     sim.store.mutate("pods", "p1", "default", lambda p: {**p, "spec": {**p["spec"], "nodeName": "node-1"}})
+    deadline = time.monotonic() + 10
+    while sim.store.get("pods", "p1", "default")["status"].get("phase") != "Running":
+        assert time.monotonic() < deadline, "the kubelet stand-in starts a bound pod"
+        time.sleep(0.05)
     listing = ok(kubeconfig, "get", "nodes,pods", "-o", "yaml")
+    assert "containerStatuses:" in listing and "nodeInfo:" in listing, "statuses are validated too"
     old_uids = {i["metadata"]["uid"] for i in yaml.safe_load(listing)["items"]}
     ok(kubeconfig, "delete", "pods", "--all")
     ok(kubeconfig, "delete", "nodes", "--all")

@@ -316,7 +316,7 @@ class ApiServer:
         body = self._check_body(req, await read_json(request))
         if req.rtype.namespaced and req.namespace is None:
             raise st.StatusError(405, "create must name a namespace in the path", reason="MethodNotAllowed")
-        warn = fv.check(req.rtype, body, fv.directive(req.query, "CreateOptions"), decoding=True)
+        warn = fv.check(req.rtype, body, fv.directive(req.query, "CreateOptions"))
         if (body.get("metadata") or {}).get("resourceVersion"):  # etcd3's ErrResourceVersionSetOnCreate
             raise st.StatusError(500, "resourceVersion should not be set on objects to be created", reason="")
         obj = self.store.create(req.rtype, body, namespace=req.namespace, copy=False)
@@ -325,7 +325,7 @@ class ApiServer:
     async def _update(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
         body = self._check_body(req, await read_json(request))
         body.setdefault("metadata", {})["name"] = req.name
-        warn = fv.check(req.rtype, body, fv.directive(req.query, "UpdateOptions"), decoding=True)
+        warn = fv.check(req.rtype, body, fv.directive(req.query, "UpdateOptions"))
         obj = self.store.update(req.rtype, body, namespace=req.namespace or "", subresource=sub, copy=False)
         return json_response(obj, headers=warn)
 
@@ -338,7 +338,7 @@ class ApiServer:
         def apply(cur: Obj) -> Obj:
             nonlocal warn
             new = apply_patch(ctype, cur, patch)
-            warn = fv.check(rtype, new, mode, decoding=False)
+            warn = fv.check(rtype, new, mode, fv.patch_refusal(ctype, patch, new))
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
                 raise st.StatusError(422, "the patch produced an object without metadata", reason="Invalid")
             meta = new["metadata"]

@@ -29,6 +29,7 @@ import yaml
 from simhttp import request
 
 from ksched.sim import SimCluster, openapi_gen
+from ksched.sim import _openapi_pb as pb
 from ksched.sim._resources import RESOURCES
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
@@ -256,7 +257,34 @@ def test_unknown_fields_in_a_patch_are_warned_about_and_dropped(sim: SimCluster)
     code, headers, node = request(sim.url, "PATCH", path, patch, "application/merge-patch+json")
     assert code == 200 and headers["Warning"] == '299 - "unknown field \\"spec.foo\\""'
     assert "foo" not in node["spec"] and node["metadata"]["labels"]["a"] == "b"
-    code, _, status = request(
-        sim.url, "PATCH", path + "?fieldValidation=Strict", patch, "application/merge-patch+json"
+
+
+def test_strict_patches_are_refused_on_the_patch_field(sim: SimCluster) -> None:
+    """``handlers/patch.go``: the patch (strategic) or the patched object (merge) is the value."""
+    path, unknown = (
+        "/api/v1/nodes/node-0?fieldValidation=Strict",
+        'strict decoding error: unknown field "spec.foo"',
     )
-    assert code == 400 and status["message"] == 'strict decoding error: unknown field "spec.foo"'
+    patch = json.dumps({"spec": {"foo": 1, "unschedulable": True}})
+    code, _, status = request(sim.url, "PATCH", path, patch, "application/strategic-merge-patch+json")
+    assert code == 422 and status["reason"] == "Invalid"
+    assert status["message"] == (
+        f' "" is invalid: patch: Invalid value: "map[spec:map[foo:1 unschedulable:true]]": {unknown}'
+    )
+    assert status["details"]["causes"][0]["field"] == "patch"
+    code, _, status = request(sim.url, "PATCH", path, patch, "application/merge-patch+json")
+    assert code == 422 and status["message"].startswith(
+        ' "" is invalid: patch: Invalid value: "{\\"apiVersion'
+    )
+    assert status["message"].endswith(f'": {unknown}')
+    assert "unschedulable" not in sim.store.get("nodes", "node-0")["spec"], "nothing was written"
+
+
+def test_protobuf_wire_format_of_gnostic_schemas() -> None:
+    """Field numbers of gnostic's ``OpenAPIv2.proto``: Schema._ref = 1, type = 22 (a TypeItem whose
+    value = 1), vendor_extension = 31 (NamedAny: name = 1, value = 2; Any.yaml = 2)."""
+    assert pb.schema({"$ref": "#/definitions/X"}) == b"\x0a\x0f#/definitions/X"
+    assert pb.schema({"type": "string"}) == b"\xb2\x01\x08\x0a\x06string"
+    assert pb.schema({"x-k": "v"}) == b'\xfa\x01\x0c\x0a\x03x-k\x12\x05\x12\x03"v"'
+    with pytest.raises(ValueError, match="no protobuf field for 'patternProperties'"):
+        pb.schema({"patternProperties": {}})

@@ -7,7 +7,9 @@ kube-apiserver's (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.g
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: strict decoding error: ...``).
 
 Not ported: kube-apiserver's protobuf answer for ``/openapi/v3`` (kubectl asks for JSON there);
-duplicate-key detection of strict decoding (the sim's JSON parser keeps the last key).
+duplicate-key detection of strict decoding (the sim's JSON parser keeps the last key); the status
+reset of a create (``PrepareForCreate``: a created pod's status is ``Pending`` upstream), which the
+sim leaves out on purpose so that tests can seed state (see ``ksched/sim/_storage_api.py``).
 """
 
 from __future__ import annotations

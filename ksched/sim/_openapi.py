@@ -23,14 +23,12 @@ from typing import Any
 import orjson
 
 from ksched.sim import _resources as res
+from ksched.sim._patch import JSON_PATCH, MERGE, STRATEGIC
 
 DEFINITIONS_FILE = "openapi-definitions.json.gz"
-PATCH_TYPES = (
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-)
+PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC)
+"""What the PATCH operations consume: the patch types :mod:`ksched.sim._patch` applies. Upstream also
+lists ``application/apply-patch+yaml``; the sim has no server-side apply, so it is not offered."""
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 STATUS, DELETE_OPTIONS, PATCH = _META + "Status", _META + "DeleteOptions", _META + "Patch"
 

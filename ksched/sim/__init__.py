@@ -5,8 +5,9 @@ client path: a versioned store with list/watch (one resourceVersion counter, boo
 history answering 410 Expired), label/field selectors, pagination, ``pods/binding`` (409 when already
 bound), status patches, graceful deletes, Leases with optimistic concurrency, Events (one resource served
 as core/v1 and events.k8s.io/v1, converted as upstream; events.k8s.io writes validated as upstream, series
-included), PDBs with eviction, namespaces and the
-discovery endpoints ``kubectl`` needs, and the storage API (PVs, PVCs, StorageClasses, CSI objects,
+included), PDBs with eviction, namespaces, the
+discovery endpoints and OpenAPI v2/v3 documents (upstream's schemas) ``kubectl`` needs, server-side
+field validation (``fieldValidation``), and the storage API (PVs, PVCs, StorageClasses, CSI objects,
 defaulted, admitted and validated as kube-apiserver does). Around it: a kubelet stand-in (bound pods
 become Running), stand-ins for the PV controller, a CSI provisioner and the ephemeral volume
 controller (a child process, :mod:`ksched.sim.storage_controllers`), scheduler_perf-shaped

@@ -29,11 +29,13 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from ksched.sim import _field_validation as fv
 from ksched.sim import _status as st
 from ksched.sim._access import Access
 from ksched.sim._admin import admin_routes
 from ksched.sim._convert import field_path
 from ksched.sim._discovery import discovery, openapi_v3, version_doc
+from ksched.sim._openapi_v2 import response as openapi_v2
 from ksched.sim._partition import cut_off
 from ksched.sim._patch import apply_patch
 from ksched.sim._reviews import REVIEW_KEYS, Reviews
@@ -191,6 +193,8 @@ class ApiServer:
                 return web.Response(text="ok", content_type="text/plain")
             if path == "/version":
                 return json_response(version_doc(self.settings.git_version))
+            if path == "/openapi/v2":
+                return openapi_v2(request.headers.get("Accept", ""))
             doc = discovery(parts, self.address) if parts[:1] != ["openapi"] else openapi_v3(parts)
             if doc is not None:
                 return json_response(doc)
@@ -330,22 +334,29 @@ class ApiServer:
         body = self._check_body(req, await read_json(request))
         if req.rtype.namespaced and req.namespace is None:
             raise st.StatusError(405, "create must name a namespace in the path", reason="MethodNotAllowed")
+        warn = fv.check(req.rtype, body, fv.directive(req.query, "CreateOptions"))
+        if (body.get("metadata") or {}).get("resourceVersion"):  # etcd3's ErrResourceVersionSetOnCreate
+            raise st.StatusError(500, "resourceVersion should not be set on objects to be created", reason="")
         obj = self.store.create(req.rtype, body, namespace=req.namespace, copy=False)
-        return json_response(obj, 201)
+        return json_response(obj, 201, warn)
 
     async def _update(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
         body = self._check_body(req, await read_json(request))
         body.setdefault("metadata", {})["name"] = req.name
+        warn = fv.check(req.rtype, body, fv.directive(req.query, "UpdateOptions"))
         obj = self.store.update(req.rtype, body, namespace=req.namespace or "", subresource=sub, copy=False)
-        return json_response(obj)
+        return json_response(obj, headers=warn)
 
     async def _patch(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
         patch = await read_json(request)
         ctype = request.headers.get("Content-Type", "")
         rtype = req.rtype
+        mode, warn = fv.directive(req.query, "PatchOptions"), {}
 
         def apply(cur: Obj) -> Obj:
+            nonlocal warn
             new = apply_patch(ctype, cur, patch)
+            warn = fv.check(rtype, new, mode, fv.patch_refusal(ctype, patch, new))
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
                 raise st.StatusError(422, "the patch produced an object without metadata", reason="Invalid")
             meta = new["metadata"]
@@ -360,7 +371,7 @@ class ApiServer:
             return new
 
         obj = self.store.mutate(rtype, req.name, req.namespace or "", apply)
-        return json_response(obj)
+        return json_response(obj, headers=warn)
 
     def _delete_options(self, req: Req, body: Any) -> tuple[int | None, str | None, str | None]:
         grace = int_param(req.query, "gracePeriodSeconds")

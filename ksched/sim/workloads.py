@@ -175,12 +175,27 @@ def make_nodes(
                 {"type": "Hostname", "address": name},
             ],
         )
-        status.setdefault(
-            "nodeInfo",
-            {"kubeletVersion": "v1.35.0-ksched", "architecture": "amd64", "operatingSystem": "linux"},
-        )
+        status.setdefault("nodeInfo", _node_info(i))
         out.append(node)
     return out
+
+
+def _node_info(i: int) -> Obj:
+    """A kubelet's ``status.nodeInfo``, every field upstream's schema requires filled (kubectl's
+    client-side validation of ``kubectl get nodes -o yaml`` output checks them)."""
+    ident = f"{i:032x}"
+    return {
+        "machineID": ident,
+        "systemUUID": f"{ident[:8]}-{ident[8:12]}-{ident[12:16]}-{ident[16:20]}-{ident[20:]}",
+        "bootID": ident,
+        "kernelVersion": "6.1.0-ksched",
+        "osImage": "ksched simulated node",
+        "containerRuntimeVersion": "ksched://1.0.0",
+        "kubeletVersion": "v1.35.0-ksched",
+        "kubeProxyVersion": "",
+        "operatingSystem": "linux",
+        "architecture": "amd64",
+    }
 
 
 def make_pods(

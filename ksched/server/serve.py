@@ -179,6 +179,8 @@ def start_serving(
         )
         io.add_closer(runner.cleanup)
         log.info(
-            "Serving insecurely (no authentication) on %s:%d", options.insecure_bind_address, insecure_port
+            "serving /metrics, /healthz and /readyz on http://%s:%d (insecure: no authentication)",
+            options.insecure_bind_address,
+            insecure_port,
         )
     return Serving(secure_port, insecure_port)

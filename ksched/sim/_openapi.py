@@ -141,6 +141,8 @@ _DELETE = (Param("gracePeriodSeconds", "query", "integer"),)
 def _resource_operations(r: res.ResourceType) -> list[Operation]:
     """The operations on one resource and its subresources."""
     gvk = (r.group, r.version, r.kind)
+    if r.verbs == res.CREATE_ONLY:
+        return [_create_only(r)]
     kind_def, list_def = by_gvk()[gvk], by_gvk()[(r.group, r.version, r.list_kind)]
     base, infix = "/" + gv_path(r.group, r.version), _camel_group(r.group, r.version)
     ns = "Namespaced" if r.namespaced else ""
@@ -208,6 +210,17 @@ def _resource_operations(r: res.ResourceType) -> list[Operation]:
             )
         )
     return ops
+
+
+def _create_only(r: res.ResourceType) -> Operation:
+    """The one operation of a review resource (TokenReview, SubjectAccessReview): POST to the
+    collection, answered with the same kind."""
+    gvk = (r.group, r.version, r.kind)
+    kind_def = by_gvk()[gvk]
+    path = f"/{gv_path(r.group, r.version)}/{r.plural}"
+    op_id = f"create{_camel_group(r.group, r.version)}{r.kind}"
+    tag = _tag(r.group, r.version)
+    return Operation(path, "post", op_id, "post", gvk, tag, _WRITE, body=kind_def, response=kind_def)
 
 
 @functools.cache

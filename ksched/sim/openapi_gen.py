@@ -98,7 +98,9 @@ def _roots(defs: dict[str, Any]) -> set[str]:
     """The definitions of every served kind, its list and its subresources' kinds."""
     wanted = set()
     for r in res.RESOURCES:
-        wanted |= {(r.group, r.version, r.kind), (r.group, r.version, r.list_kind)}
+        wanted.add((r.group, r.version, r.kind))
+        if r.verbs != res.CREATE_ONLY:  # review kinds have no list type upstream
+            wanted.add((r.group, r.version, r.list_kind))
         for kind in r.subresources.values():
             wanted.add(("policy", "v1", kind) if kind == "Eviction" else (r.group, r.version, kind))
     found: dict[tuple[str, str, str], str] = {}

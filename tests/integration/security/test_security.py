@@ -1,8 +1,10 @@
 """Security review, as tests: what ksched exposes and what it writes to its logs.
 
-- ``ksched run`` serves /metrics, /healthz, /readyz (and /debug/profile) on 127.0.0.1 unless told
-  otherwise; the listening socket is checked in /proc/net/tcp, not only the log line.
-- /debug/profile answers 404 unless ``enableProfiling`` is true.
+- ``ksched run`` serves HTTPS (a self-signed certificate when none is given) on 127.0.0.1 unless told
+  otherwise; the listening socket is checked in /proc/net/tcp, not only the log line. Without a
+  delegated-auth kubeconfig every request is anonymous: /healthz answers, /metrics is forbidden.
+- /debug/profile answers 404 unless ``enableProfiling`` is true (checked on the plain-HTTP
+  ``--insecure-port``, which has no authorization to get in the way).
 - ``--tls-cert-file`` / ``--tls-private-key-file`` serve HTTPS with that certificate (and refuse plain
   HTTP); a missing or mismatched key stops the command with exit 2 and a message naming the files.
 - A bearer token and the kubeconfig's contents never reach the log, even at ``-v 10``.
@@ -12,9 +14,10 @@
 from __future__ import annotations
 
 import base64
+import datetime
+import ipaddress
 import os
 import re
-import shutil
 import signal
 import socket
 import ssl
@@ -28,6 +31,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from ksched.sim import SimCluster
 from ksched.sim.cli import is_loopback
@@ -118,9 +125,12 @@ def test_security_run_serves_on_loopback_by_default(
     r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(write_config(tmp_path / "c.yaml"))])
     runs.append(r)
     scheme, host, port = r.serving()
-    assert (scheme, host) == ("http", "127.0.0.1")
+    assert (scheme, host) == ("https", "127.0.0.1")
     assert _listeners(port) == {"0100007F"}, _listeners(port)  # 127.0.0.1 only, no 0.0.0.0 or ::
-    assert http_get(f"http://127.0.0.1:{port}/healthz", timeout_s=10) == (200, "ok")
+    unverified = ssl._create_unverified_context()  # the generated certificate is self-signed
+    assert http_get(f"https://127.0.0.1:{port}/healthz", timeout_s=10, context=unverified) == (200, "ok")
+    status, _ = http_get(f"https://127.0.0.1:{port}/metrics", timeout_s=10, context=unverified)
+    assert status == 403  # anonymous: no delegated authorization to ask
     assert r.stop() == 0, r.log()
 
 
@@ -131,7 +141,8 @@ def test_security_debug_profile_only_when_enabled(
     config = write_config(tmp_path / "c.yaml")
     if enabled is not None:  # absent: ksched's default is off (upstream's is on, behind authn)
         config.write_text(config.read_text() + f"enableProfiling: {str(enabled).lower()}\n")
-    r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(config)])
+    plain = ["--secure-port=0", f"--insecure-port={_free_port()}"]
+    r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(config), *plain])
     runs.append(r)
     _, _, port = r.serving()
     status, body = http_get(f"http://127.0.0.1:{port}/debug/profile?seconds=0.2", timeout_s=10)
@@ -144,28 +155,51 @@ def test_security_debug_profile_only_when_enabled(
 
 
 def _self_signed(tmp: Path) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp / "tls.crt", tmp / "tls.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
+    """A certificate for localhost and 127.0.0.1, valid for a day, and its key (PEM files)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    alt = x509.SubjectAlternativeName(
+        [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
     )
-    return cert, key
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=1)).add_extension(alt, critical=False)
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    cert_path, key_path = tmp / "tls.crt", tmp / "tls.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_path, key_path
 
 
 def test_security_tls_serving(sim: SimCluster, kubeconfig: Path, tmp_path: Path, runs: list[Run]) -> None:
     cert, key = _self_signed(tmp_path)
-    r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(write_config(tmp_path / "c.yaml")),
-                       "--tls-cert-file", str(cert), "--tls-private-key-file", str(key)])
+    r = Run(
+        tmp_path,
+        [
+            "--kubeconfig",
+            str(kubeconfig),
+            "--config",
+            str(write_config(tmp_path / "c.yaml")),
+            "--tls-cert-file",
+            str(cert),
+            "--tls-private-key-file",
+            str(key),
+        ],
+    )
     runs.append(r)
     scheme, host, port = r.serving()
     assert (scheme, host) == ("https", "127.0.0.1")
     trusted = ssl.create_default_context(cafile=str(cert))
     assert http_get(f"https://127.0.0.1:{port}/healthz", timeout_s=10, context=trusted) == (200, "ok")
     status, text = http_get(f"https://127.0.0.1:{port}/metrics", timeout_s=10, context=trusted)
-    assert status == 200 and "scheduler_pending_pods" in text
+    assert status == 403 and 'User \\"system:anonymous\\" cannot get path \\"/metrics\\"' in text, text
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):  # not trusted by default
         http_get(f"https://127.0.0.1:{port}/healthz", timeout_s=10, context=ssl.create_default_context())
     with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):  # no plain HTTP on that port
@@ -202,8 +236,11 @@ def test_security_no_token_or_kubeconfig_in_logs(sim: SimCluster, tmp_path: Path
     kubeconfig.write_text(yaml.safe_dump(doc))
     sim.add_nodes(3)
     sim.add_pods(20, pod_template(cpu="10m", memory="10Mi"))
-    r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(write_config(tmp_path / "c.yaml"))],
-            verbosity=10)
+    r = Run(
+        tmp_path,
+        ["--kubeconfig", str(kubeconfig), "--config", str(write_config(tmp_path / "c.yaml"))],
+        verbosity=10,
+    )
     runs.append(r)
     r.serving()
     wait_until(lambda: bound_count(sim) == 20, timeout_s=60, what="20 pods bound")
@@ -224,8 +261,11 @@ def test_security_sim_refuses_non_loopback_unless_allowed(tmp_path: Path) -> Non
     assert refused.returncode == 2, refused.stderr
     assert "non-loopback" in refused.stderr and "--allow-remote" in refused.stderr
     proc = subprocess.Popen(
-        [*cmd, "--address", "0.0.0.0", "--allow-remote"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, env=ENV,
+        [*cmd, "--address", "0.0.0.0", "--allow-remote"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=ENV,
     )
     try:
         assert proc.stdout is not None

@@ -522,12 +522,6 @@ def test_sim_auth_serve_secure_writes_kubeconfigs_and_a_scheduler_runs(tmp_path:
         for stem in ("ca", "front-proxy-ca", "apiserver", "front-proxy-client"):
             assert (pki / f"{stem}.crt").exists() and (pki / f"{stem}.key").stat().st_mode & 0o077 == 0, stem
         assert yaml.safe_load(sched_conf.read_text())["users"][0]["name"] == SCHEDULER
-        config = tmp_path / "config.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
-            )
-        )
         log = tmp_path / "scheduler.log"
         with open(log, "wb") as out:
             sched = subprocess.Popen(
@@ -538,9 +532,7 @@ def test_sim_auth_serve_secure_writes_kubeconfigs_and_a_scheduler_runs(tmp_path:
                     "run",
                     "--kubeconfig",
                     str(sched_conf),
-                    "--config",
-                    str(config),
-                    "--port",
+                    "--secure-port",
                     "0",
                 ],
                 stdout=out,

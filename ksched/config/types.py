@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ksched.config.extenders import Extender
 
 _FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -210,8 +213,8 @@ class SchedulerConfiguration:
     """Also profile lock contention (upstream: block profiling)."""
     delay_cache_until_active: bool
     """Fill informer caches only after winning leader election."""
-    extenders: tuple[Mapping[str, Any], ...] = field(default=())
-    """Raw extender objects; ksched does not call extenders (validated only)."""
+    extenders: tuple[Extender, ...] = field(default=())
+    """HTTP extenders, in config order (:mod:`ksched.config.extenders`); shared by every profile."""
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile pods with ``spec.schedulerName == scheduler_name`` use, or None."""

@@ -37,6 +37,7 @@ from typing import Any
 from aiohttp import web
 
 from ksched.cache.cluster import ClusterCache
+from ksched.config.extenders import with_ignored_resources
 from ksched.config.types import SchedulerConfiguration
 from ksched.errors import InputError
 from ksched.framework.handle import HandleServices
@@ -59,7 +60,8 @@ from ksched.model.pod import pod_from_dict
 from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
-from ksched.scheduler.binder import ApiOutbox, OutboxSettings
+from ksched.scheduler.binder import ApiOutbox, Outbox, OutboxSettings
+from ksched.scheduler.extenders import ExtenderOutbox, build_extenders
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector, default_identity
 from ksched.scheduler.loop import LOST_LEADERSHIP, Scheduler
@@ -253,6 +255,7 @@ def _writers(
 def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
+    config = with_ignored_resources(config)  # extenders' ignoredByScheduler resources, every profile
     ssl_context = _tls(options)
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
@@ -268,6 +271,8 @@ def run(options: RunOptions) -> int:
     try:
         writers = _writers(io, options, config, inbox, fence, f"{USER_AGENT} ({identity})", metrics, tally)
         client, outbox = writers.client, writers.outbox
+        extenders = build_extenders(config.extenders, io, metrics.extender_request_duration)
+        binds: Outbox = ExtenderOutbox(outbox, extenders, io, inbox) if extenders else outbox
         instance = socket.gethostname()
         informers = _informers(client, inbox)
         health = Health(leader_election=leader_elect, leading=not leader_elect)
@@ -276,6 +281,7 @@ def run(options: RunOptions) -> int:
             events=reporter,
             client=PluginApiClient(io, client, fence=outbox.fence),
             snapshot=ClusterView(cache),
+            extenders=extenders,
         )
         recorder = FrameworkMetrics(metrics)
         profiles = build_profiles(
@@ -295,7 +301,7 @@ def run(options: RunOptions) -> int:
             profiles=profiles,
             cache=cache,
             queue=queue,
-            outbox=outbox,
+            outbox=binds,
             inbox=inbox,
             metrics=metrics,
             instance=instance,

@@ -32,6 +32,7 @@ from typing import Protocol
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
+from ksched.cache.reader import ClusterReader
 from ksched.errors import ExtenderError
 from ksched.framework.interface import MAX_NODE_SCORE, Code, FilterResult
 from ksched.framework.result import CycleResult
@@ -104,7 +105,7 @@ class Extender(Protocol):
     def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> PendingScores: ...
     def bind(self, pod: Pod, node: str) -> None: ...
     def process_preemption(
-        self, pod: Pod, victims: Mapping[str, Victims], cluster: ClusterCache
+        self, pod: Pod, victims: Mapping[str, Victims], cluster: ClusterReader
     ) -> dict[str, Victims]: ...
 
 
@@ -235,7 +236,7 @@ def binder_for(extenders: Sequence[Extender], pod: Pod) -> list[Extender]:
 
 # ---------------------------------------------------------------------- Preemption
 def call_extenders(
-    extenders: Sequence[Extender], pod: Pod, cluster: ClusterCache, candidates: Mapping[str, Victims]
+    extenders: Sequence[Extender], pod: Pod, cluster: ClusterReader, candidates: Mapping[str, Victims]
 ) -> tuple[dict[str, Victims], ExtenderError | None]:
     """Upstream ``callExtenders``: each interested extender that supports preemption may trim the
     candidates and their victims; an error of a non-ignorable one ends the preemption."""

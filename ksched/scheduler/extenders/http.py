@@ -18,7 +18,7 @@ import concurrent.futures
 import contextlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -90,24 +90,34 @@ class HTTPExtender:
     def filter(self, pod: Pod, nodes: Sequence[Node]) -> FilterVerdict:
         cfg = self.config
         args = wire.extender_args(pod, nodes, node_cache_capable=cfg.node_cache_capable)
-        data = self.wait_for("filter", self.io.submit(self.send("filter", cfg.filter_verb, args)))
+        sent = [n.name for n in nodes]
         reply = wire.Reply(self.name, "filter")
-        return wire.filter_verdict(
-            reply, data, [n.name for n in nodes], node_cache_capable=cfg.node_cache_capable
-        )
+
+        def parse(data: Any) -> FilterVerdict:
+            return wire.filter_verdict(reply, data, sent, node_cache_capable=cfg.node_cache_capable)
+
+        return self.wait_for("filter", self.io.submit(self.send("filter", cfg.filter_verb, args, parse)))
 
     def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> PendingScores:
         cfg = self.config
         args = wire.extender_args(pod, nodes, node_cache_capable=cfg.node_cache_capable)
-        return _Pending(self, self.io.submit(self.send("prioritize", cfg.prioritize_verb, args)))
+        reply = wire.Reply(self.name, "prioritize")
+
+        def parse(data: Any) -> list[tuple[str, int]]:
+            return wire.host_priorities(reply, data)
+
+        return _Pending(self, self.io.submit(self.send("prioritize", cfg.prioritize_verb, args, parse)))
 
     def bind(self, pod: Pod, node: str) -> None:
         self.wait_for("bind", self.io.submit(self.bind_async(pod, node)))
 
     async def bind_async(self, pod: Pod, node: str) -> None:
         """Upstream ``HTTPExtender.Bind``, on the I/O loop."""
-        data = await self.send("bind", self.config.bind_verb, wire.binding_args(pod, node))
-        error = wire.binding_error(wire.Reply(self.name, "bind"), data)
+        reply = wire.Reply(self.name, "bind")
+        args = wire.binding_args(pod, node)
+        error = await self.send(
+            "bind", self.config.bind_verb, args, lambda data: wire.binding_error(reply, data)
+        )
         if error:
             raise ExtenderError(self.name, "bind", error)
 
@@ -133,8 +143,12 @@ class HTTPExtender:
                 self.name, verb, f'Post "{self.url(verb)}": the I/O loop did not answer'
             ) from None
 
-    async def send(self, verb: str, path_verb: str, args: Mapping[str, Any]) -> Any:
-        """POST ``args`` to ``<urlPrefix>/<path_verb>``; the decoded reply. ``verb`` names the call."""
+    async def send(
+        self, verb: str, path_verb: str, args: Mapping[str, Any], parse: Callable[[Any], Any] | None = None
+    ) -> Any:
+        """POST ``args`` to ``<urlPrefix>/<path_verb>``; the decoded reply, read by ``parse`` (on the
+        I/O loop: it must not touch the cache) when given. ``verb`` names the call; the metric's
+        result is ``error`` when any of it failed."""
         url = self.url(path_verb)
         started = time.perf_counter()
         result = "error"
@@ -144,8 +158,9 @@ class HTTPExtender:
                 data = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
                 raise wire.Reply(self.name, verb).error(f"not valid JSON ({exc})") from None
+            out = parse(data) if parse is not None else data
             result = "success"
-            return data
+            return out
         except TimeoutError:
             raise ExtenderError(
                 self.name,
@@ -218,5 +233,4 @@ class _Pending:
         self._future = future
 
     def result(self) -> list[tuple[str, int]]:
-        data = self._ext.wait_for("prioritize", self._future)
-        return wire.host_priorities(wire.Reply(self._ext.name, "prioritize"), data)
+        return self._ext.wait_for("prioritize", self._future)

@@ -62,7 +62,7 @@ class Extender:
             }
         names = _get(args, "NodeNames") or []
         known: dict[str, dict[str, str]] = {}
-        if self.opts.api:
+        if self.opts.api and (self.filter_key or self.opts.score_label):
             assert self.session is not None
             async with self.session.get(f"{self.opts.api}/api/v1/nodes") as resp:
                 for n in (await resp.json()).get("items") or []:

@@ -52,6 +52,8 @@ class HTTPExtender:
         self.config = config
         self.io = io
         self._observe = observe
+        self._objects = wire.NodeObjects()
+        """Encoded nodes for a non-node-cache-capable extender (built on the scheduling thread)."""
         self._managed = frozenset(r.name for r in config.managed_resources)
         self._ssl = ssl_context(config)
         self._session: aiohttp.ClientSession | None = None
@@ -89,7 +91,9 @@ class HTTPExtender:
 
     def filter(self, pod: Pod, nodes: Sequence[Node]) -> FilterVerdict:
         cfg = self.config
-        args = wire.extender_args(pod, nodes, node_cache_capable=cfg.node_cache_capable)
+        args = wire.extender_args(
+            pod, nodes, node_cache_capable=cfg.node_cache_capable, objects=self._objects
+        )
         sent = [n.name for n in nodes]
         reply = wire.Reply(self.name, "filter")
 
@@ -100,7 +104,9 @@ class HTTPExtender:
 
     def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> PendingScores:
         cfg = self.config
-        args = wire.extender_args(pod, nodes, node_cache_capable=cfg.node_cache_capable)
+        args = wire.extender_args(
+            pod, nodes, node_cache_capable=cfg.node_cache_capable, objects=self._objects
+        )
         reply = wire.Reply(self.name, "prioritize")
 
         def parse(data: Any) -> list[tuple[str, int]]:
@@ -144,7 +150,11 @@ class HTTPExtender:
             ) from None
 
     async def send(
-        self, verb: str, path_verb: str, args: Mapping[str, Any], parse: Callable[[Any], Any] | None = None
+        self,
+        verb: str,
+        path_verb: str,
+        args: Mapping[str, Any] | bytes,
+        parse: Callable[[Any], Any] | None = None,
     ) -> Any:
         """POST ``args`` to ``<urlPrefix>/<path_verb>``; the decoded reply, read by ``parse`` (on the
         I/O loop: it must not touch the cache) when given. ``verb`` names the call; the metric's
@@ -153,7 +163,7 @@ class HTTPExtender:
         started = time.perf_counter()
         result = "error"
         try:
-            body = await self._post(url, orjson.dumps(args))
+            body = await self._post(url, args if isinstance(args, bytes) else orjson.dumps(args))
             try:
                 data = orjson.loads(body)
             except orjson.JSONDecodeError as exc:

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from ksched.cache.reader import ClusterReader
 from ksched.errors import ExtenderError
 from ksched.framework.extender import FilterVerdict, Victims
@@ -93,17 +95,43 @@ def node_object(node: Node) -> dict[str, Any]:
     return {"metadata": meta, "spec": spec, "status": status}
 
 
-def extender_args(pod: Pod, nodes: Sequence[Node], *, node_cache_capable: bool) -> dict[str, Any]:
-    """``ExtenderArgs``: node names for a node-cache-capable extender, else a NodeList."""
+class NodeObjects:
+    """Each node's encoded v1 Node, kept while its record stays the same (records are immutable:
+    an update brings a new one), so a NodeList of thousands of nodes is a join, not a rebuild."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[Node, bytes]] = {}
+
+    def encoded(self, node: Node) -> bytes:
+        kept = self._by_name.get(node.name)
+        if kept is not None and kept[0] is node:
+            return kept[1]
+        data = orjson.dumps(node_object(node))
+        self._by_name[node.name] = (node, data)
+        return data
+
+    def keep_only(self, nodes: Sequence[Node]) -> None:
+        """Drop every node but ``nodes`` once the store holds many more (deleted nodes, mostly),
+        so it stays about the cluster's size."""
+        if len(self._by_name) > 2 * len(nodes) + 1024:
+            wanted = {n.name for n in nodes}
+            for name in [n for n in self._by_name if n not in wanted]:
+                del self._by_name[name]
+
+
+def extender_args(
+    pod: Pod, nodes: Sequence[Node], *, node_cache_capable: bool, objects: NodeObjects | None = None
+) -> bytes:
+    """``ExtenderArgs``, encoded: node names for a node-cache-capable extender, else a NodeList."""
+    pod_json = orjson.dumps(pod_object(pod))
     if node_cache_capable:
-        return {"Pod": pod_object(pod), "Nodes": None, "NodeNames": [n.name for n in nodes]}
-    node_list = {
-        "apiVersion": "v1",
-        "kind": "NodeList",
-        "metadata": {},
-        "items": [node_object(n) for n in nodes],
-    }
-    return {"Pod": pod_object(pod), "Nodes": node_list, "NodeNames": None}
+        names = orjson.dumps([n.name for n in nodes])
+        return b'{"Pod":' + pod_json + b',"Nodes":null,"NodeNames":' + names + b"}"
+    store = objects if objects is not None else NodeObjects()
+    items = b",".join(store.encoded(n) for n in nodes)
+    store.keep_only(nodes)
+    node_list = b'{"apiVersion":"v1","kind":"NodeList","metadata":{},"items":[' + items + b"]}"
+    return b'{"Pod":' + pod_json + b',"Nodes":' + node_list + b',"NodeNames":null}'
 
 
 def binding_args(pod: Pod, node: str) -> dict[str, Any]:
@@ -174,9 +202,15 @@ def filter_verdict(
         passed = [_name(reply, n) for n in names]
     elif node_list is not None:
         items = reply.field(node_list, "items", list, "Nodes.") or []
-        for item in items:
-            meta = reply.field(item, "metadata", dict, "Nodes.items[].") or {}
-            passed.append(_name(reply, reply.field(meta, "name", str, "Nodes.items[].metadata.")))
+        try:  # the usual reply, read at once; anything unusual goes the careful way
+            passed = [item["metadata"]["name"] for item in items]
+            if not all(type(n) is str for n in passed):
+                raise TypeError
+        except (KeyError, TypeError):
+            passed = []
+            for item in items:
+                meta = reply.field(item, "metadata", dict, "Nodes.items[].") or {}
+                passed.append(_name(reply, reply.field(meta, "name", str, "Nodes.items[].metadata.")))
     known = set(sent)
     for name in passed:
         if name not in known:

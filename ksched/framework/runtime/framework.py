@@ -169,8 +169,12 @@ class Framework:
             return result
         nodes = cluster.nodes
         nominated_row = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
-        on_nominated_ok = nominated_row is not None and fit.feasible[nominated_row] and not explain
-        if on_nominated_ok and self._passes_extenders(pod, cluster, nominated_row):
+        if (
+            nominated_row is not None
+            and fit.feasible[nominated_row]
+            and not explain
+            and self._passes_extenders(pod, cluster, nominated_row)
+        ):
             # Upstream filters the nominated node first; when it passes (the extenders too), it is
             # the only node looked at.
             on_nominated = reached_on(fit, np.array([nominated_row]))

@@ -15,8 +15,9 @@ Verbs (POST, JSON in the ``k8s.io/kube-scheduler/extender/v1`` format, see docs/
 A node-cache-capable scheduler sends node names only; the server then reads the nodes' labels from
 ``--api``. ``--fault`` makes every answer misbehave (``bad-json``, ``unknown-node``, ``huge``: a
 20 MB body, ``slow``: ``--slow-s`` seconds late, ``500``), for testing a scheduler's error handling.
-``GET /stats`` returns how many calls each verb got. It listens on 127.0.0.1 unless told otherwise
-and prints ``listening on http://HOST:PORT`` once it does.
+``GET /stats`` returns how many calls each verb got. ``--tls-cert`` / ``--tls-key`` serve HTTPS.
+It listens on 127.0.0.1 unless told otherwise and prints ``listening on http(s)://HOST:PORT`` once
+it does.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import ssl
 import sys
 from collections import Counter
 from typing import Any
@@ -168,10 +170,14 @@ async def serve(opts: argparse.Namespace) -> None:
     app.router.add_get("/healthz", lambda _r: web.Response(text="ok"))
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, opts.host, opts.port)
+    tls = None
+    if opts.tls_cert:
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(opts.tls_cert, opts.tls_key or None)
+    site = web.TCPSite(runner, opts.host, opts.port, ssl_context=tls)
     await site.start()
     port = runner.addresses[0][1]
-    print(f"listening on http://{opts.host}:{port}", flush=True)
+    print(f"listening on {'https' if tls else 'http'}://{opts.host}:{port}", flush=True)
     try:
         await asyncio.Event().wait()
     finally:
@@ -193,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--preempt-nodes", default="", help="comma-separated nodes preemption may use (all when empty)"
     )
+    p.add_argument("--tls-cert", default="", help="serve HTTPS with this PEM certificate (chain)")
+    p.add_argument("--tls-key", default="", help="the certificate's PEM private key")
     p.add_argument("--fault", choices=FAULTS, default="none")
     p.add_argument("--slow-s", type=float, default=10.0)
     opts = p.parse_args(argv)

@@ -47,7 +47,7 @@ class ExtenderServer:
 
         def listening() -> str | None:
             assert self.proc.poll() is None, f"extender exited:\n{self.log_path.read_text()}"
-            m = re.search(r"listening on (http://\S+)", self.log_path.read_text())
+            m = re.search(r"listening on (https?://\S+)", self.log_path.read_text())
             return m.group(1) if m else None
 
         self.url = wait_until(listening, timeout=20, what="the extender to listen")

@@ -25,9 +25,9 @@ a non-ignorable extender ends the cycle as an error; an ignorable one is skipped
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from ksched.model.node import Node
 from ksched.model.pod import Pod
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EXTENDER_NAME = "Extender"
 """Upstream ``framework.ExtenderName``: the 'plugin' that rejected nodes an extender filtered out."""
@@ -118,6 +119,25 @@ def interested_in(managed: frozenset[str], pod: Pod) -> bool:
     return not managed or any(r in managed for r in pod.requests)
 
 
+def _guarded(ext: Extender, verb: str, call: Callable[..., T], *args: Any) -> T:
+    """``call()``, an extender's failure of any kind coming out as an :class:`ExtenderError` (an
+    extender's bug must not take the cycle down with it)."""
+    try:
+        return call(*args)
+    except ExtenderError:
+        raise
+    except Exception as exc:
+        log.exception("extender %s failed in %s", ext.name, verb)
+        raise ExtenderError(ext.name, verb, f'extender "{ext.name}": {verb} failed: {exc!r}') from exc
+
+
+def _start_prioritize(ext: Extender, pod: Pod, nodes: Sequence[Node]) -> PendingScores:
+    try:
+        return _guarded(ext, "prioritize", ext.prioritize, pod, nodes)
+    except ExtenderError as exc:
+        return DoneScores([], exc)
+
+
 # ---------------------------------------------------------------------- Filter
 @dataclass(slots=True)
 class _Failures:
@@ -164,7 +184,7 @@ def find_nodes_passing_extenders(
         if not ext.is_filter() or not ext.is_interested(pod):
             continue
         try:
-            verdict = ext.filter(pod, [nodes.node(int(r)) for r in rows])
+            verdict = _guarded(ext, "filter", ext.filter, pod, [nodes.node(int(r)) for r in rows])
         except ExtenderError as exc:
             if ext.is_ignorable():
                 log.info(
@@ -207,12 +227,12 @@ def extender_scores(
         return None
     nodes = cluster.nodes
     listed = [nodes.node(int(r)) for r in np.flatnonzero(feasible)]
-    pending = [(e, e.prioritize(pod, listed)) for e in wanted]  # all under way before waiting on one
+    pending = [(e, _start_prioritize(e, pod, listed)) for e in wanted]  # all under way before waiting on one
     total = np.zeros(feasible.shape[0], dtype=np.int64)
     parts: list[tuple[str, int, np.ndarray]] = []
     for ext, call in pending:
         try:
-            got = call.result()
+            got = _guarded(ext, "prioritize", call.result)
         except ExtenderError as exc:
             # Upstream: prioritization errors are ignored; the plugins and other extenders decide.
             log.info("extender %s failed to prioritize pod %s: %s", ext.name, pod.key, exc)
@@ -247,7 +267,7 @@ def call_extenders(
         if not ext.supports_preemption() or not ext.is_interested(pod):
             continue
         try:
-            got = ext.process_preemption(pod, victims, cluster)
+            got = _guarded(ext, "preempt", ext.process_preemption, pod, victims, cluster)
         except ExtenderError as exc:
             if ext.is_ignorable():
                 log.info(

@@ -18,7 +18,7 @@ import concurrent.futures
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -100,7 +100,9 @@ class HTTPExtender:
         def parse(data: Any) -> FilterVerdict:
             return wire.filter_verdict(reply, data, sent, node_cache_capable=cfg.node_cache_capable)
 
-        return self.wait_for("filter", self.io.submit(self.send("filter", cfg.filter_verb, args, parse)))
+        return self.wait_for(
+            "filter", self._submit("filter", self.send("filter", cfg.filter_verb, args, parse))
+        )
 
     def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> PendingScores:
         cfg = self.config
@@ -112,10 +114,12 @@ class HTTPExtender:
         def parse(data: Any) -> list[tuple[str, int]]:
             return wire.host_priorities(reply, data)
 
-        return _Pending(self, self.io.submit(self.send("prioritize", cfg.prioritize_verb, args, parse)))
+        return _Pending(
+            self, self._submit("prioritize", self.send("prioritize", cfg.prioritize_verb, args, parse))
+        )
 
     def bind(self, pod: Pod, node: str) -> None:
-        self.wait_for("bind", self.io.submit(self.bind_async(pod, node)))
+        self.wait_for("bind", self._submit("bind", self.bind_async(pod, node)))
 
     async def bind_async(self, pod: Pod, node: str) -> None:
         """Upstream ``HTTPExtender.Bind``, on the I/O loop."""
@@ -132,7 +136,7 @@ class HTTPExtender:
     ) -> dict[str, Victims]:
         cfg = self.config
         args = wire.preemption_args(pod, victims, node_cache_capable=cfg.node_cache_capable)
-        data = self.wait_for("preempt", self.io.submit(self.send("preempt", cfg.preempt_verb, args)))
+        data = self.wait_for("preempt", self._submit("preempt", self.send("preempt", cfg.preempt_verb, args)))
         return wire.meta_victims(wire.Reply(self.name, "preempt"), data, cluster)
 
     # ------------------------------------------------------------------ HTTP
@@ -148,6 +152,14 @@ class HTTPExtender:
             raise ExtenderError(
                 self.name, verb, f'Post "{self.url(verb)}": the I/O loop did not answer'
             ) from None
+        except concurrent.futures.CancelledError:
+            raise ExtenderError(self.name, verb, f'Post "{self.url(verb)}": the I/O loop stopped') from None
+
+    def _submit(self, verb: str, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        try:
+            return self.io.submit(coro)
+        except RuntimeError as exc:  # the I/O thread is gone (shutting down)
+            raise ExtenderError(self.name, verb, f'Post "{self.url(verb)}": {exc}') from None
 
     async def send(
         self,

@@ -197,7 +197,10 @@ def find_nodes_passing_extenders(
         rows = np.array(sorted(kept), dtype=np.intp)
     if rows.size == start and not failures.by_row:
         return feasible, None
-    result.filters.extend((EXTENDER_NAME, fr) for fr in failures.results(feasible.shape[0]))
+    # Upstream adds ExtenderName to the rejector plugins whenever the extenders narrowed the nodes,
+    # with reasons or without: the entry says so even when it carries no failure bits.
+    results = failures.results(feasible.shape[0]) or [FilterResult.all_pass()]
+    result.filters.extend((EXTENDER_NAME, fr) for fr in results)
     out = np.zeros_like(feasible)
     out[rows] = True
     return out, None

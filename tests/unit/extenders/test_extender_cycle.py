@@ -308,3 +308,18 @@ def test_extender_scores_scale_by_weight_and_max_priority() -> None:
     cache_rows = {"node1": 0, "node2": 1}
     assert int(total[cache_rows["node1"]]) == 10 * 3 * 10
     assert int(total[cache_rows["node2"]]) == 1 * 3 * 10
+
+
+def test_nodes_dropped_without_a_reason_still_name_the_extender() -> None:
+    """Upstream adds ExtenderName to the rejector plugins whenever the extenders narrowed the nodes."""
+
+    class Silent(FakeExtender):
+        def filter(self, pod: Pod, nodes: Any) -> Any:
+            from ksched.framework.extender import FilterVerdict
+
+            return FilterVerdict(())
+
+    result = framework([Silent([true_predicate])]).schedule_pod(pod("p"), cluster("node1", "node2"))
+    assert result.status.code == Code.UNSCHEDULABLE
+    assert [name for name, _ in result.filters] == [EXTENDER_NAME]
+    assert result.message() == "0/2 nodes are available:"  # upstream adds no empty histogram

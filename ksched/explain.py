@@ -32,6 +32,7 @@ from ksched.cache.cluster import ClusterCache
 from ksched.config.extenders import with_ignored_resources
 from ksched.config.names import SCHEDULING_GATES
 from ksched.errors import InputError, ManifestError, ObjectError
+from ksched.framework.extender import EXTENDER_NAME
 from ksched.framework.handle import HandleServices
 from ksched.framework.interface import Code, detail_for
 from ksched.framework.loader import load_with_plugins
@@ -135,7 +136,9 @@ def _node_entries(result: CycleResult, fw: Framework, cluster: LoadedCluster) ->
             entry.update(scores=scores, weightedScores=weighted, totalScore=sum(weighted.values()))
         else:
             failure = result.first_failure(row)
-            if failure is None:
+            if failure is None and any(p == EXTENDER_NAME for p, _ in result.filters):
+                entry.update(feasible=False, plugin=EXTENDER_NAME, reasons=["filtered out without a reason"])
+            elif failure is None:
                 # Passed every filter but was left out by percentageOfNodesToScore sampling.
                 entry.update(feasible=True, scores=None, weightedScores=None, totalScore=None)
             else:

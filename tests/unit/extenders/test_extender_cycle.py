@@ -323,3 +323,18 @@ def test_nodes_dropped_without_a_reason_still_name_the_extender() -> None:
     assert result.status.code == Code.UNSCHEDULABLE
     assert [name for name, _ in result.filters] == [EXTENDER_NAME]
     assert result.message() == "0/2 nodes are available:"  # upstream adds no empty histogram
+
+
+def test_nominated_node_is_asked_alone_first() -> None:
+    """evaluateNominatedNode: the extenders see the nominated node alone; when they keep it, it is
+    the only node looked at, else every node is searched."""
+    keeps = FakeExtender([true_predicate])
+    nominated = pod("p", status={"nominatedNodeName": "node2"})
+    result = framework([keeps]).schedule_pod(nominated, cluster("node1", "node2", "node3"))
+    assert result.selected_node == "node2"
+    assert keeps.calls == [("filter", ("node2",))]
+
+    refuses = FakeExtender([only("node1")])
+    result = framework([refuses]).schedule_pod(nominated, cluster("node1", "node2", "node3"))
+    assert result.selected_node == "node1"
+    assert refuses.calls == [("filter", ("node2",)), ("filter", ("node1", "node2", "node3"))]

@@ -61,7 +61,7 @@ from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox, Outbox, OutboxSettings
-from ksched.scheduler.extenders import ExtenderOutbox, build_extenders
+from ksched.scheduler.extenders import ExtenderOutbox, RawNodes, build_extenders, raw_nodes_for
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector, default_identity
 from ksched.scheduler.loop import LOST_LEADERSHIP, Scheduler
@@ -116,10 +116,12 @@ def _tls(options: RunOptions) -> ssl.SSLContext | None:
         raise InputError(f"cannot load the serving certificate {cert} and key {key}: {exc}") from exc
 
 
-def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
+def _informers(client: ApiClient, inbox: Inbox, raw_nodes: RawNodes | None = None) -> list[Informer]:
+    """``raw_nodes``: keep the nodes' JSON for extenders that are sent Node objects."""
     sink = inbox.put
+    nodes = (node_from_dict, sink) if raw_nodes is None else (raw_nodes.decode, raw_nodes.sink(sink))
     return [
-        Informer(client, "nodes", "/api/v1/nodes", node_from_dict, sink),
+        Informer(client, "nodes", "/api/v1/nodes", *nodes),
         Informer(client, "pods", "/api/v1/pods", pod_from_dict, sink, field_selector=POD_FIELD_SELECTOR),
         Informer(client, "namespaces", "/api/v1/namespaces", namespace_from_dict, sink),
         Informer(client, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", pdb_from_dict, sink),
@@ -271,10 +273,11 @@ def run(options: RunOptions) -> int:
     try:
         writers = _writers(io, options, config, inbox, fence, f"{USER_AGENT} ({identity})", metrics, tally)
         client, outbox = writers.client, writers.outbox
-        extenders = build_extenders(config.extenders, io, metrics.extender_request_duration)
+        raw_nodes = raw_nodes_for(config.extenders)
+        extenders = build_extenders(config.extenders, io, metrics.extender_request_duration, raw_nodes)
         binds: Outbox = ExtenderOutbox(outbox, extenders, io, inbox) if extenders else outbox
         instance = socket.gethostname()
-        informers = _informers(client, inbox)
+        informers = _informers(client, inbox, raw_nodes)
         health = Health(leader_election=leader_elect, leading=not leader_elect)
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(

@@ -5,7 +5,8 @@
 
 Verbs (POST, JSON in the ``k8s.io/kube-scheduler/extender/v1`` format, see docs/extenders.md):
 
-- ``/filter``: nodes pass when they carry ``--filter-label KEY=VALUE``; the others are reported in
+- ``/filter``: nodes pass when they carry ``--filter-label KEY=VALUE`` (or the annotation
+  ``--filter-annotation KEY=VALUE``, read from the Node objects sent); the others are reported in
   ``FailedNodes`` (``FailedAndUnresolvableNodes`` with ``--unresolvable``).
 - ``/prioritize``: each node scores the integer value of its ``--score-label`` label, 0..10.
 - ``/bind``: posts the binding to the API server at ``--api`` itself, as a binder extender does.
@@ -71,8 +72,17 @@ class Extender:
                     known[n["metadata"]["name"]] = n["metadata"].get("labels") or {}
         return {name: known.get(name, {}) for name in names}
 
+    def annotations(self, args: dict[str, Any]) -> dict[str, dict[str, str]]:
+        nodes = _get(args, "Nodes") or {}
+        return {
+            n["metadata"]["name"]: n["metadata"].get("annotations") or {} for n in nodes.get("items") or []
+        }
+
     async def filter(self, args: dict[str, Any]) -> Any:
         labels = await self.labels(args)
+        if self.opts.filter_annotation:  # read from the Node objects sent (not node-cache-capable)
+            labels = self.annotations(args)
+            self.filter_key, _, self.filter_value = self.opts.filter_annotation.partition("=")
         passed, failed = [], {}
         for name, lab in labels.items():
             if not self.filter_key or lab.get(self.filter_key) == self.filter_value:
@@ -193,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         "--mode", default="filter,prioritize", help=f"comma-separated verbs to serve: {', '.join(VERBS)}"
     )
     p.add_argument("--filter-label", default="", help="KEY=VALUE a node needs to pass the filter")
+    p.add_argument(
+        "--filter-annotation", default="", help="KEY=VALUE annotation a node needs (Node objects only)"
+    )
     p.add_argument("--unresolvable", action="store_true", help="report filtered nodes as unresolvable")
     p.add_argument("--score-label", default="", help="label whose integer value (0..10) is the node's score")
     p.add_argument("--api", default="", help="API server URL, for bind and for node-cache-capable requests")

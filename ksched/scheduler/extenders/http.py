@@ -47,12 +47,20 @@ _MARGIN_S = 1.0
 class HTTPExtender:
     """One configured extender (the :class:`~ksched.framework.extender.Extender` Protocol)."""
 
-    def __init__(self, config: ExtenderConfig, io: IOThread, observe: Any = None) -> None:
-        """``observe``: the ``ksched_extender_request_duration_seconds`` histogram (or None)."""
+    def __init__(
+        self,
+        config: ExtenderConfig,
+        io: IOThread,
+        observe: Any = None,
+        raw_nodes: wire.RawSource | None = None,
+    ) -> None:
+        """``observe``: the ``ksched_extender_request_duration_seconds`` histogram (or None);
+        ``raw_nodes``: the nodes' JSON as the API server sent it (:mod:`.nodes`), for an extender
+        that is not node-cache-capable."""
         self.config = config
         self.io = io
         self._observe = observe
-        self._objects = wire.NodeObjects()
+        self._objects = wire.NodeObjects(raw_nodes)
         """Encoded nodes for a non-node-cache-capable extender (built on the scheduling thread)."""
         self._managed = frozenset(r.name for r in config.managed_resources)
         self._ssl = ssl_context(config)

@@ -7,20 +7,21 @@ The Go types carry no json tags, so the keys are the Go field names (``Pod``, ``
 as ``null``, as Go's encoder writes it. Replies are read the way Go's decoder reads them: a key
 matches its field case-insensitively.
 
-Pods and nodes are **rebuilt from the scheduler's records**, not the objects as the API server sent
-them: the cache keeps compact records only. A pod carries its metadata (name, namespace, uid,
-labels, resourceVersion), ``spec.schedulerName``, ``nodeName``, ``priority``, ``nodeSelector``,
-``tolerations``, ``preemptionPolicy`` and one container named ``ksched-requests`` whose requests
-are the pod's effective requests; a node its name, uid, labels, ``spec.unschedulable``, taints,
-``status.capacity`` / ``allocatable`` (both the allocatable), conditions and images. An extender
-that reads other fields (annotations, container names, node addresses) must be node-cache-capable
-and read the objects from the API server itself.
+Nodes are sent as the API server sent them (:mod:`.nodes` keeps their JSON when an extender is
+not node-cache-capable), rebuilt from the record when that JSON is not at hand. Pods are rebuilt
+from the scheduler's records, since the cache keeps compact records only: a pod carries its
+metadata (name, namespace, uid, labels, resourceVersion), ``spec.schedulerName``, ``nodeName``,
+``priority``, ``nodeSelector``, ``tolerations``, ``preemptionPolicy`` and one container named
+``ksched-requests`` whose requests are the pod's effective requests. A rebuilt node carries its
+name, uid, labels, ``spec.unschedulable``, taints, ``status.capacity`` / ``allocatable`` (both
+the allocatable), conditions and images. An extender that reads other pod fields (annotations,
+container names) must read the pod from the API server itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -95,14 +96,27 @@ def node_object(node: Node) -> dict[str, Any]:
     return {"metadata": meta, "spec": spec, "status": status}
 
 
-class NodeObjects:
-    """Each node's encoded v1 Node, kept while its record stays the same (records are immutable:
-    an update brings a new one), so a NodeList of thousands of nodes is a join, not a rebuild."""
+class RawSource(Protocol):
+    """Where the nodes' JSON as the API server sent it can be found (:mod:`.nodes`)."""
 
-    def __init__(self) -> None:
+    def encoded(self, node: Node) -> bytes | None: ...
+
+
+class NodeObjects:
+    """Each node's encoded v1 Node: the API server's JSON from ``raw`` when it has the node's
+    current record, else rebuilt from the record and kept while the record stays the same
+    (records are immutable: an update brings a new one). A NodeList of thousands of nodes is
+    then a join, not a rebuild."""
+
+    def __init__(self, raw: RawSource | None = None) -> None:
+        self.raw = raw
         self._by_name: dict[str, tuple[Node, bytes]] = {}
 
     def encoded(self, node: Node) -> bytes:
+        if self.raw is not None:
+            sent = self.raw.encoded(node)
+            if sent is not None:
+                return sent
         kept = self._by_name.get(node.name)
         if kept is not None and kept[0] is node:
             return kept[1]
@@ -111,12 +125,13 @@ class NodeObjects:
         return data
 
     def keep_only(self, nodes: Sequence[Node]) -> None:
-        """Drop every node but ``nodes`` once the store holds many more (deleted nodes, mostly),
+        """Drop every node but ``nodes`` once a store holds many more (deleted nodes, mostly),
         so it stays about the cluster's size."""
-        if len(self._by_name) > 2 * len(nodes) + 1024:
-            wanted = {n.name for n in nodes}
-            for name in [n for n in self._by_name if n not in wanted]:
-                del self._by_name[name]
+        if len(self._by_name) <= 2 * len(nodes) + 1024:
+            return
+        wanted = {n.name for n in nodes}
+        for name in [n for n in self._by_name if n not in wanted]:
+            del self._by_name[name]
 
 
 def extender_args(

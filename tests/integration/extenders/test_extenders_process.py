@@ -64,6 +64,22 @@ def test_filter_extender_vetoes_half_the_nodes(
     )
 
 
+def test_node_objects_are_the_api_servers(
+    sim: SimCluster, start_extender: Server, start_ksched: Ksched
+) -> None:
+    """A non-node-cache-capable extender gets the Node objects as the API server sent them: here it
+    filters on an annotation, which the scheduler's own records do not keep."""
+    marked = node_template()
+    marked["metadata"]["annotations"] = {"extender": "yes"}
+    sim.add_nodes(2, marked, name_prefix="yes-")
+    sim.add_nodes(2, node_template(), name_prefix="no-")
+    ext = start_extender("--mode", "filter", "--filter-annotation", "extender=yes")
+    start_ksched(config({"urlPrefix": ext.url, "filterVerb": "filter"}))
+    sim.add_pods(6, pod_template(cpu="100m", memory="100Mi"))
+    wait_until(lambda: bound_count(sim) == 6, what="6 pods bound")
+    assert {node_of(sim, p["metadata"]["name"]).split("-")[0] for p in pods(sim)} == {"yes"}
+
+
 def test_filter_failures_in_the_failed_scheduling_message(
     sim: SimCluster, start_extender: Server, start_ksched: Ksched
 ) -> None:

@@ -193,7 +193,8 @@ def find_nodes_passing_extenders(
                 continue
             return feasible, exc
         _record(verdict, nodes.row_of, failures)
-        kept = [nodes.row_of[name] for name in verdict.nodes if name in nodes.row_of]
+        sent = set(rows.tolist())  # an extender keeps a subset of what it was sent, never more
+        kept = {nodes.row_of[name] for name in verdict.nodes if nodes.row_of.get(name, -1) in sent}
         rows = np.array(sorted(kept), dtype=np.intp)
     if rows.size == start and not failures.by_row:
         return feasible, None

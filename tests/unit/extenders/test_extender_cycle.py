@@ -8,8 +8,7 @@ of several extenders appended) and the extender part of ``TestPrioritizeNodes``;
 
 Not ported: upstream's cases that check ``EvaluatedNodes`` (ksched's result counts feasible nodes
 only) and the ``TestFindNodesThatPassExtenders`` case where an extender reports a failure for a node
-it was not sent (upstream then records a status for a node that is no candidate; ksched keeps only
-the failures of nodes it sent).
+that does not exist (upstream records a status for it; ksched has no row to put it on).
 """
 
 from __future__ import annotations

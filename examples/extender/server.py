@@ -26,12 +26,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import ssl
 import sys
 from collections import Counter
 from typing import Any
 
+import orjson
 from aiohttp import ClientSession, web
 
 VERBS = ("filter", "prioritize", "bind", "preempt")
@@ -159,9 +159,9 @@ class Extender:
                 return web.Response(
                     body=b'{"Error": "' + b"x" * 20_000_000 + b'"}', content_type="application/json"
                 )
-            args = await request.json()
+            args = orjson.loads(await request.read())
             reply = await getattr(self, verb)(args)
-            return web.Response(body=json.dumps(reply).encode(), content_type="application/json")
+            return web.Response(body=orjson.dumps(reply), content_type="application/json")
 
         return handle
 

@@ -118,6 +118,17 @@ class PluginError(KschedError):
         super().__init__(f'plugin "{plugin}": {problem}')
 
 
+class ExtenderError(KschedError):
+    """A scheduler extender failed a call: unreachable, an error status, a timeout, an oversized or
+    malformed reply, or a reply naming nodes or pods it was not given. The message is the cause,
+    upstream's way for HTTP failures (``Post "<url>": <cause>``) and naming the extender otherwise."""
+
+    def __init__(self, extender: str, verb: str, message: str) -> None:
+        self.extender = extender
+        self.verb = verb
+        super().__init__(message)
+
+
 class HandleNotReady(KschedError):
     """A plugin called the framework's runners through its Handle before the profile was built."""
 

@@ -12,25 +12,34 @@ the node preemption would nominate and the ``namespace/name`` of the pods it wou
 node null and no victims when it cannot help), and ``nodes`` in
 input order: ``{"name", "feasible"}`` plus ``plugin`` / ``reasons`` (and ``detail`` when the plugin
 can say more) for rejected nodes, ``scores`` / ``weightedScores`` / ``totalScore`` for feasible ones.
+
+With ``extenders`` in the configuration, explain calls them as the scheduler does: a node an
+extender filtered out is rejected by plugin ``Extender`` with the extender's message, and each
+prioritizer's scores appear as ``Extender <urlPrefix>`` (raw 0..10 score; weighted: score x weight
+x 10, upstream's scaling). An extender's error is the cycle's error. Binders are not called.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
+from ksched.config.extenders import with_ignored_resources
 from ksched.config.names import SCHEDULING_GATES
 from ksched.errors import InputError, ManifestError, ObjectError
+from ksched.framework.extender import EXTENDER_NAME
+from ksched.framework.handle import HandleServices
 from ksched.framework.interface import Code, detail_for
 from ksched.framework.loader import load_with_plugins
 from ksched.framework.messages import fit_error_message
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import CycleResult, Framework
+from ksched.kube.io_thread import IOThread
 from ksched.manifests import gc_paused, kind_of, read_manifests
 from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
@@ -38,6 +47,7 @@ from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import Pod, pod_from_dict
 from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import DECODERS as WORKLOAD_DECODERS
+from ksched.scheduler.extenders import build_extenders
 
 
 @dataclass(slots=True)
@@ -126,7 +136,9 @@ def _node_entries(result: CycleResult, fw: Framework, cluster: LoadedCluster) ->
             entry.update(scores=scores, weightedScores=weighted, totalScore=sum(weighted.values()))
         else:
             failure = result.first_failure(row)
-            if failure is None:
+            if failure is None and any(p == EXTENDER_NAME for p, _ in result.filters):
+                entry.update(feasible=False, plugin=EXTENDER_NAME, reasons=["filtered out without a reason"])
+            elif failure is None:
                 # Passed every filter but was left out by percentageOfNodesToScore sampling.
                 entry.update(feasible=True, scores=None, weightedScores=None, totalScore=None)
             else:
@@ -150,7 +162,16 @@ def explain(
     """Run one explained cycle and return the JSON-ready report; ``plugins`` are out-of-tree plugin
     factories (``module:factory``), as ``ksched run --plugin`` takes them."""
     config, registry = load_with_plugins(config_path or None, plugins)
-    profiles = build_profiles(config, registry=registry, seed=seed)
+    config = with_ignored_resources(config)
+    if not config.extenders:
+        return _explain(cluster, pod, build_profiles(config, registry=registry, seed=seed))
+    # The configured extenders are asked as the scheduler asks them, over HTTP from an I/O thread.
+    with IOThread(name="ksched-explain-io") as io:
+        services = HandleServices(extenders=build_extenders(config.extenders, io))
+        return _explain(cluster, pod, build_profiles(config, registry=registry, seed=seed, services=services))
+
+
+def _explain(cluster: LoadedCluster, pod: Pod, profiles: Mapping[str, Framework]) -> dict[str, Any]:
     fw = profiles.get(pod.scheduler_name)
     if fw is None:
         known = ", ".join(sorted(profiles))

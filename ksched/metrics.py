@@ -71,6 +71,7 @@ INFLIGHT_EVENTS: Final = "scheduler_inflight_events"
 PLUGIN_ERRORS_TOTAL: Final = "ksched_plugin_errors_total"
 EVENTS_DROPPED_TOTAL: Final = "ksched_events_dropped_total"
 EVENT_SERIES_UPDATES_TOTAL: Final = "ksched_event_series_updates_total"
+EXTENDER_REQUEST_DURATION_SECONDS: Final = "ksched_extender_request_duration_seconds"
 
 REST_CLIENT_REQUESTS_TOTAL: Final = "rest_client_requests_total"
 REST_CLIENT_REQUEST_RETRIES_TOTAL: Final = "rest_client_request_retries_total"
@@ -211,6 +212,15 @@ class Metrics:
             "its series instead of being created.",
         )
         # ---- end ksched: Events ---------------------------------------------------------------------
+        # ksched: scheduler extenders (scheduler/extenders/), one observation per HTTP call; result
+        # is "success" or "error". Lets a benchmark tell the extenders' share of a cycle.
+        self.extender_request_duration: Histogram = self._histogram(
+            EXTENDER_REQUEST_DURATION_SECONDS,
+            "Duration (ksched) of the requests to scheduler extenders, by extender (its urlPrefix), "
+            "verb (filter, prioritize, bind, preempt) and result (success, error).",
+            exponential_buckets(0.0001, 2, 16),
+            ("extender", "verb", "result"),
+        )
         # --- leader election (client-go's leaderelection metrics) -------------------------------------
         # ``leader_election_master_status{name}``: 1 while this process holds the Lease ``name``, 0
         # otherwise (set by ksched.runner's election callbacks; 0 from the start for a standby).

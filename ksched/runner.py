@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
+from ksched.config.extenders import with_ignored_resources
 from ksched.config.features import DEFAULT_GATES, FeatureGates
 from ksched.config.overrides import FlagOverrides, apply_overrides
 from ksched.config.types import SchedulerConfiguration
@@ -60,7 +61,8 @@ from ksched.model.pod import pod_from_dict
 from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
-from ksched.scheduler.binder import ApiOutbox, OutboxSettings
+from ksched.scheduler.binder import ApiOutbox, Outbox, OutboxSettings
+from ksched.scheduler.extenders import ExtenderOutbox, RawNodes, build_extenders, raw_nodes_for
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector, default_identity
 from ksched.scheduler.loop import LOST_LEADERSHIP, Scheduler
@@ -117,10 +119,12 @@ def _connection(kubeconfig: str | None, master: str) -> Connection:
     )
 
 
-def _informers(client: ApiClient, inbox: Inbox) -> list[Informer]:
+def _informers(client: ApiClient, inbox: Inbox, raw_nodes: RawNodes | None = None) -> list[Informer]:
+    """``raw_nodes``: keep the nodes' JSON for extenders that are sent Node objects."""
     sink = inbox.put
+    nodes = (node_from_dict, sink) if raw_nodes is None else (raw_nodes.decode, raw_nodes.sink(sink))
     return [
-        Informer(client, "nodes", "/api/v1/nodes", node_from_dict, sink),
+        Informer(client, "nodes", "/api/v1/nodes", *nodes),
         Informer(client, "pods", "/api/v1/pods", pod_from_dict, sink, field_selector=POD_FIELD_SELECTOR),
         Informer(client, "namespaces", "/api/v1/namespaces", namespace_from_dict, sink),
         Informer(client, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", pdb_from_dict, sink),
@@ -259,6 +263,7 @@ def run(options: RunOptions) -> int:
     """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
     config = _effective_config(config, options.overrides, options.feature_gates)
+    config = with_ignored_resources(config)  # extenders' ignoredByScheduler resources, every profile
     tally = RequestTally()  # every API client's requests, the bind worker's included
     metrics = Metrics(rest_client=tally)
     if registry.out_of_tree:
@@ -273,8 +278,11 @@ def run(options: RunOptions) -> int:
     try:
         writers = _writers(io, options, config, inbox, fence, f"{USER_AGENT} ({identity})", metrics, tally)
         client, outbox = writers.client, writers.outbox
+        raw_nodes = raw_nodes_for(config.extenders)
+        extenders = build_extenders(config.extenders, io, metrics.extender_request_duration, raw_nodes)
+        binds: Outbox = ExtenderOutbox(outbox, extenders, io, inbox) if extenders else outbox
         instance = socket.gethostname()
-        informers = _informers(client, inbox)
+        informers = _informers(client, inbox, raw_nodes)
         health = Health(
             leader_election=leader_elect,
             leading=not leader_elect,
@@ -288,6 +296,7 @@ def run(options: RunOptions) -> int:
             events=reporter,
             client=PluginApiClient(io, client, fence=outbox.fence),
             snapshot=ClusterView(cache),
+            extenders=extenders,
         )
         recorder = FrameworkMetrics(metrics)
         profiles = build_profiles(
@@ -307,7 +316,7 @@ def run(options: RunOptions) -> int:
             profiles=profiles,
             cache=cache,
             queue=queue,
-            outbox=outbox,
+            outbox=binds,
             inbox=inbox,
             metrics=metrics,
             instance=instance,

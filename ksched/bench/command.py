@@ -68,6 +68,13 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
         help="run the scheduler on one CPU of its own and the embedded cluster and the driver on the "
         "others (Linux, 2+ CPUs); default: all three share every CPU",
     )
+    p.add_argument(
+        "--extender",
+        metavar="VERBS",
+        help="run examples/extender/server.py on loopback and configure the scheduler with it: "
+        "filter,prioritize[,nodecache] (it passes and scores every node alike); reports its share "
+        "of the scheduling attempts",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the shipped workloads and exit")
     return p
@@ -78,6 +85,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
     from ksched.bench import chart, report, workload
     from ksched.bench.driver import BenchOptions, run_once
+    from ksched.bench.extender import parse_verbs
 
     tolerance = report.DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
     if args.list:
@@ -110,6 +118,7 @@ def run_bench(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         start_pods=args.start_pods,
         pin=args.pin,
+        extender=parse_verbs(args.extender) if args.extender else (),
     )
     runs = []
     for k in range(max(1, args.repeat)):

@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from ksched.bench import extender as bench_extender
 from ksched.bench import profile, promtext, quality, stats, storage
 from ksched.bench.cluster_client import ClusterClient
 from ksched.bench.errors import BenchError
@@ -67,6 +68,9 @@ class BenchOptions:
     start_pods: bool = False
     """Let the cluster's kubelet stand-in start bound pods. Off by default: upstream's scheduler_perf
     has no kubelets, and starting pods costs both processes a write or an event per pod."""
+    extender: tuple[str, ...] = ()
+    """Run the example extender with these verbs and configure the scheduler with it
+    (:mod:`ksched.bench.extender`); empty: no extender."""
     pin: bool = False
     """Give the scheduler one CPU of its own and the embedded cluster and this driver the others,
     as in a cluster where the API server does not share the scheduler's core (see :func:`split_cpus`)."""
@@ -326,7 +330,12 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
         cpus=other_cpus,
     )
     sched = None
+    ext_proc = None
+    config_path = opts.config_path
     try:
+        if opts.extender:
+            ext_proc, url = await asyncio.to_thread(bench_extender.start, workdir, opts.extender)
+            config_path = bench_extender.config(workdir, opts.config_path, url, opts.extender)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
         async with aiohttp.ClientSession(
             timeout=timeout, connector=aiohttp.TCPConnector(limit=32)
@@ -337,7 +346,7 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
                 start_scheduler,
                 workdir,
                 sim.kubeconfig,
-                config_path=opts.config_path,
+                config_path=config_path,
                 verbosity=opts.verbosity,
                 cpus=sched_cpus,
             )
@@ -362,6 +371,8 @@ async def run_once(workload: Workload, opts: BenchOptions, workdir: Path) -> dic
     finally:
         if sched is not None:
             await asyncio.to_thread(stop_process, sched[0])
+        if ext_proc is not None:
+            await asyncio.to_thread(stop_process, ext_proc)
         await asyncio.to_thread(sim.stop)
         if own_cpus is not None:
             os.sched_setaffinity(0, own_cpus)  # a caller in this process keeps its CPUs
@@ -554,6 +565,7 @@ def _metric_figures(delta: promtext.Scrape) -> dict[str, Any]:
             "attempts": delta.value("scheduler_preemption_attempts_total"),
             "victims": delta.hist("scheduler_preemption_victims").sum,
         },
+        "extenders": bench_extender.figures(delta),
     }
 
 

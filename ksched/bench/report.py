@@ -194,6 +194,17 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
             f"- churn objects created {run['churn_objects']}; preemption attempts "
             f"{run['preemption']['attempts']:.0f}, victims {run['preemption']['victims']:.0f}"
         )
+    ext = run.get("extenders")
+    if ext:
+        share = ext["share_of_attempts"]
+        lines.append(
+            "- extender requests: "
+            + ", ".join(
+                f"{verb} {v['calls']:.0f} calls, mean {v['mean_ms']:.2f} ms, {v['errors']:.0f} errors"
+                for verb, v in ext["verbs"].items()
+            )
+            + (f"; {100 * share:.1f}% of the scheduling attempts' time" if share is not None else "")
+        )
     tables = (
         ("extension point (every cycle)", "extension_points"),
         ("plugin / extension point (one cycle in ten)", "plugins"),

@@ -30,11 +30,11 @@ from ksched.config.defaults import (
     KIND,
     default_plugin_args,
 )
+from ksched.config.extenders import decode_and_validate_extenders
 from ksched.config.merge import PluginEntry, PluginSet, expand, in_tree_implements, merge_plugins
 from ksched.config.pluginargs import decode_plugin_args, unsupported
 from ksched.config.types import ClientConnection, LeaderElection, Profile, SchedulerConfiguration
 from ksched.config.validation import (
-    decode_and_validate_extenders,
     removed_problem,
     validate_client_connection,
     validate_common_queue_sort,

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ksched.config.extenders import Extender
 
 from ksched.config.features import DEFAULT_GATES, FeatureGates
 
@@ -228,8 +231,8 @@ class SchedulerConfiguration:
     kube-scheduler's ``--pod-max-in-unschedulable-pods-duration`` only, as upstream."""
     feature_gates: FeatureGates = DEFAULT_GATES
     """The process's effective feature gates (v1.35 defaults, then ``--feature-gates``)."""
-    extenders: tuple[Mapping[str, Any], ...] = field(default=())
-    """Raw extender objects; ksched does not call extenders (validated only)."""
+    extenders: tuple[Extender, ...] = field(default=())
+    """HTTP extenders, in config order (:mod:`ksched.config.extenders`); shared by every profile."""
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile pods with ``spec.schedulerName == scheduler_name`` use, or None."""

@@ -14,11 +14,10 @@ in-tree plugins are validated in :mod:`ksched.config.pluginargs`.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from ksched.config import _decode as d
 from ksched.config import names as n
-from ksched.config._names_validation import qualified_name_problems
 from ksched.config.defaults import API_VERSION, DEFAULT_PARALLELISM, LEADER_ELECTION_JITTER_FACTOR
 from ksched.config.merge import PluginSet
 from ksched.config.pluginargs import invalid
@@ -190,61 +189,3 @@ def validate_common_queue_sort(
                         f"profiles[{i}].pluginConfig[{j}].args", "queueSort must be the same for all profiles"
                     )
                 )
-
-
-_EXTENDER_FIELDS = (
-    "urlPrefix",
-    "filterVerb",
-    "preemptVerb",
-    "prioritizeVerb",
-    "weight",
-    "bindVerb",
-    "enableHTTPS",
-    "tlsConfig",
-    "httpTimeout",
-    "nodeCacheCapable",
-    "managedResources",
-    "ignorable",
-)
-
-
-def decode_and_validate_extenders(raw: Sequence[Any], errs: Errors) -> tuple[Mapping[str, Any], ...]:
-    """Upstream ``validateExtenders`` (ksched keeps extenders as raw objects and never calls them)."""
-    out = []
-    binders = 0
-    managed: set[str] = set()
-    for i, item in enumerate(raw):
-        path = d.index("extenders", i)
-        ext = d.mapping(item, path, _EXTENDER_FIELDS)
-        weight = d.integer(ext, "weight", path, 0, bits=64)
-        if d.string(ext, "prioritizeVerb", path) and weight <= 0:
-            errs.append(invalid(d.child(path, "weight"), weight, "must have a positive weight applied to it"))
-        if d.string(ext, "bindVerb", path):
-            binders += 1
-        for j, res in enumerate(d.seq(ext, "managedResources", path)):
-            rp = d.index(d.child(path, "managedResources"), j)
-            res_map = d.mapping(res, rp, ("name", "ignoredByScheduler"))
-            name = d.string(res_map, "name", rp)
-            problems = qualified_name_problems(name)
-            errs.extend(invalid(d.child(rp, "name"), name, p) for p in problems)
-            if not problems and not _is_extended_resource_name(name):
-                errs.append(invalid(d.child(rp, "name"), name, "is an invalid extended resource name"))
-            if name in managed:
-                errs.append(invalid(d.child(rp, "name"), name, "duplicate extender managed resource name"))
-            managed.add(name)
-        out.append(dict(ext))
-    if binders > 1:
-        errs.append(
-            invalid(
-                "extenders",
-                f"found {binders} extenders implementing bind",
-                "only one extender can implement bind",
-            )
-        )
-    return tuple(out)
-
-
-def _is_extended_resource_name(name: str) -> bool:
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    return not qualified_name_problems("requests." + name)

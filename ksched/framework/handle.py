@@ -31,6 +31,7 @@ from ksched.framework.waiting import WaitingPod, WaitingPods
 if TYPE_CHECKING:
     from ksched.cache.cluster import ClusterCache
     from ksched.cache.reader import ClusterReader
+    from ksched.framework.extender import Extender
     from ksched.framework.interface import FilterPlugin, NominatedPods
     from ksched.framework.result import CycleResult
     from ksched.model.pod import Pod
@@ -63,6 +64,8 @@ class HandleServices:
     client: ApiClient | None = None
     snapshot: ClusterReader | None = None
     """The scheduler's cache, read-only (a :class:`~ksched.framework.view.ClusterView`)."""
+    extenders: tuple[Extender, ...] = ()
+    """The configured HTTP extenders, shared by every profile (upstream ``Handle.Extenders``)."""
 
 
 class FilterRunner(Protocol):
@@ -94,6 +97,10 @@ class FilterRunner(Protocol):
 
 class Handle:
     """One profile's handle; see the module docstring."""
+
+    @property
+    def extenders(self) -> tuple[Extender, ...]:
+        return self.services.extenders
 
     def __init__(
         self,

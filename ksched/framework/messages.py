@@ -62,6 +62,6 @@ def fit_error_message(
     else:
         hist = reason_histogram(result)
         entries = sorted(f"{count} {reason}" for reason, count in hist.items())
-        body = f" {', '.join(entries)}."
+        body = f" {', '.join(entries)}." if entries else ""  # nodes failed with no reason (an extender)
     tail = f" {post_filter_msg}" if post_filter_msg else ""
     return head + body + tail

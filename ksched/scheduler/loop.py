@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
+from ksched.framework.extender import EXTENDER_NAME
 from ksched.framework.interface import Code
 from ksched.framework.runtime import CycleResult, Framework
 from ksched.kube import events as kev
@@ -333,7 +334,9 @@ class Scheduler:
         if result.prefilter_rejection is not None:
             plugins.add(result.prefilter_rejection.plugin)
         for plugin, fr in result.filters:
-            if fr.failed is not None and result.valid is not None:
+            if plugin == EXTENDER_NAME:  # extenders narrowed the nodes, with reasons or without
+                plugins.add(plugin)
+            elif fr.failed is not None and result.valid is not None:
                 n = result.valid.shape[0]
                 if (fr.failed[:n][result.valid] != 0).any():
                     plugins.add(plugin)

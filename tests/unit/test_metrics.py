@@ -44,6 +44,8 @@ EXPECTED = {
     "ksched_plugin_errors_total": ("counter", ("plugin", "extension_point"), None),
     "ksched_events_dropped_total": ("counter", ("reason",), None),
     "ksched_event_series_updates_total": ("counter", (), None),
+    "ksched_extender_request_duration_seconds": (
+        "histogram", ("extender", "verb", "result"), (0.0001, 2, 16)),
     "rest_client_requests_total": ("counter", ("code", "method", "host"), None),
     "rest_client_request_retries_total": ("counter", ("code", "verb", "host"), None),
     "rest_client_request_duration_seconds": ("histogram", ("verb", "host"), REST_DURATION),

@@ -20,6 +20,12 @@ import numpy as np
 from ksched.cache.cluster import ClusterCache
 from ksched.framework import names
 from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
+from ksched.framework.extender import (
+    EXTENDER_NAME,
+    SCORE_SCALE,
+    extender_scores,
+    find_nodes_passing_extenders,
+)
 from ksched.framework.handle import Handle
 from ksched.framework.interface import (
     SUCCESS,
@@ -38,13 +44,13 @@ from ksched.framework.interface import (
 from ksched.framework.nominated_pass import NominatedPass
 from ksched.framework.plans import Gates, Plan
 from ksched.framework.relevance import never, relevance
-from ksched.framework.result import CycleResult
+from ksched.framework.result import CycleResult, PluginScores
 from ksched.framework.runtime import binding
 from ksched.framework.runtime.filtering import Fit, reached_on, run_filters, with_nominated_pods
 from ksched.framework.runtime.postfilter import run_post_filter
 from ksched.framework.runtime.prefilter import run_pre_filter
 from ksched.framework.runtime.sampling import StartIndex, keep_found, recount_evaluations
-from ksched.framework.runtime.scoring import run_pre_score, run_score
+from ksched.framework.runtime.scoring import WeightedScores, run_pre_score, run_score
 from ksched.framework.runtime.select import select_row
 from ksched.framework.runtime.timing import UNNEEDED_BINDING_POINTS, CycleTimer, FrameworkRecorder
 from ksched.framework.waiting import WaitingPods
@@ -133,6 +139,8 @@ class Framework:
         self._row_local = {p.name: _is_row_local(p) for p in self.filter_plugins}
         self._filter_order = {p.name: i for i, p in enumerate(self.filter_plugins)}
         self._last_dry_run: tuple[Pod, bool] | None = None
+        self.extenders = self.handle.extenders
+        """The scheduler's extenders (global, shared by the profiles), in config order."""
         self.handle.bind_framework(self)
         self._nominated_pass = NominatedPass(self.handle)
 
@@ -161,8 +169,14 @@ class Framework:
             return result
         nodes = cluster.nodes
         nominated_row = nodes.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
-        if nominated_row is not None and fit.feasible[nominated_row] and not explain:
-            # Upstream filters the nominated node first; when it passes, it is the only node looked at.
+        if (
+            nominated_row is not None
+            and fit.feasible[nominated_row]
+            and not explain
+            and self._passes_extenders(pod, cluster, nominated_row)
+        ):
+            # Upstream filters the nominated node first; when it passes (the extenders too), it is
+            # the only node looked at.
             on_nominated = reached_on(fit, np.array([nominated_row]))
             recount_evaluations(self.timer.evaluations.filter, fit, on_nominated)
             return _selected(result, nominated_row, cluster)
@@ -170,6 +184,8 @@ class Framework:
         limited = False
         if self.percentage_of_nodes_to_score is not None or fit.narrowed is not None or failed is not None:
             limited = self._search(fit, cluster, result.num_all_nodes, failed)
+        if self.extenders and fit.count > 0 and not self._filter_with_extenders(pod, cluster, fit, result):
+            return result
         if fit.count == 0:
             result.status = Status(Code.UNSCHEDULABLE)
             return result
@@ -236,6 +252,32 @@ class Framework:
         timer.point("Filter", "Success", started)
         return fit
 
+    def _filter_with_extenders(self, pod: Pod, cluster: ClusterCache, fit: Fit, result: CycleResult) -> bool:
+        """The extenders' Filter over ``fit``'s rows (:func:`.extender.find_nodes_passing_extenders`);
+        False when an extender's error decided the cycle (``result.status``)."""
+        feasible, error = find_nodes_passing_extenders(self.extenders, pod, cluster, fit.feasible, result)
+        if error is not None:
+            result.status = Status(Code.ERROR, (str(error),), EXTENDER_NAME)
+            return False
+        if feasible is not fit.feasible:
+            fit.feasible = feasible
+            fit.count = int(np.count_nonzero(feasible))
+            fit.adopted = False
+            result.feasible = feasible
+        return True
+
+    def _passes_extenders(self, pod: Pod, cluster: ClusterCache, row: int) -> bool:
+        """Whether the extenders keep the nominated node (upstream ``evaluateNominatedNode``; an
+        error there only sends the cycle on to every node). Its verdict is not kept: the search
+        over every node asks again."""
+        if not self.extenders:
+            return True
+        only = np.zeros(cluster.nodes.n_rows, dtype=np.bool_)
+        only[row] = True
+        scratch = CycleResult(pod, self.profile, 1, SUCCESS)
+        feasible, error = find_nodes_passing_extenders(self.extenders, pod, cluster, only, scratch)
+        return error is None and bool(feasible[row])
+
     def _search(self, fit: Fit, cluster: ClusterCache, num_all: int, failed_nominated: int | None) -> bool:
         """``percentageOfNodesToScore`` (:func:`.sampling.keep_found`); True when ``fit`` was cut."""
         return keep_found(
@@ -271,14 +313,39 @@ class Framework:
         )
         if scores is None:
             return result
+        extended = self.extenders and self._add_extender_scores(
+            pod, cluster, feasible, scores, result, explain
+        )
         u = float(self.rng.random())
-        hint_allowed = fit.adopted and not limited and not explain
-        any_scorer = bool(self.score_plugins)
+        hint_allowed = fit.adopted and not limited and not explain and not extended
+        any_scorer = bool(self.score_plugins) or bool(self.extenders)
         row = select_row(
             result, scores, feasible, state.best_rows, u, hint_allowed=hint_allowed, any_scorer=any_scorer
         )
         result.feasible = feasible
         return _selected(result, row, cluster)
+
+    def _add_extender_scores(
+        self,
+        pod: Pod,
+        cluster: ClusterCache,
+        feasible: np.ndarray,
+        scores: WeightedScores,
+        result: CycleResult,
+        explain: bool,
+    ) -> bool:
+        """Upstream ``prioritizeNodes``' extender part, added to ``scores``; whether any answered."""
+        got = extender_scores(self.extenders, pod, cluster, feasible)
+        if got is None:
+            return False
+        total, parts = got
+        scores.arrays.append(total)
+        scores.weights.append(1)
+        if explain:
+            result.scores.extend(
+                PluginScores(f"{EXTENDER_NAME} {name}", w * SCORE_SCALE, raw) for name, w, raw in parts
+            )
+        return True
 
     # ------------------------------------------------------------------ Filter for others
     def run_filter_plugins_with_nominated_pods(

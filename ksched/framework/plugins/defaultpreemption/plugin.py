@@ -45,8 +45,10 @@ import numpy as np
 
 from ksched.cache.cluster import PodEntry
 from ksched.config.types import DefaultPreemptionArgs
+from ksched.errors import ExtenderError
 from ksched.framework import names
 from ksched.framework.api import ClusterEventSpec, ClusterReader, cluster_event
+from ksched.framework.extender import Victims, call_extenders
 from ksched.framework.handle import Handle
 from ksched.framework.interface import (
     SUCCESS,
@@ -79,6 +81,7 @@ NAME = names.DEFAULT_PREEMPTION
 ERR_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
 ERR_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
 ERR_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+ERR_NO_CANDIDATE = "no candidate node for preemption"
 ERR_WAITING = "waiting for the preemption for this pod to be finished"
 PREEMPT_NEVER = "Never"
 _MIN_CHUNK = 32
@@ -209,9 +212,29 @@ class DefaultPreemption:
             absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NOT_HELPFUL,))
             text = fit_error_text(result.num_all_nodes, statuses, absent)
             return PostFilterResult(status=Status(Code.UNSCHEDULABLE, (text,)))
+        if self.handle.extenders:
+            candidates, error = self.call_extenders(pod, cluster, candidates)
+            if error is not None:
+                return PostFilterResult(status=Status(Code.ERROR, (str(error),)), keep_nomination=True)
         best = pick_one(candidates)
-        assert best is not None
+        if best is None:
+            return PostFilterResult(
+                status=Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,)), keep_nomination=True
+            )
         return PostFilterResult(nominated_node=best.node, victims=best.victims, status=SUCCESS)
+
+    def call_extenders(
+        self, pod: Pod, cluster: ClusterReader, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], ExtenderError | None]:
+        """Upstream ``callExtenders``: the extenders that support preemption trim the candidates
+        (:func:`ksched.framework.extender.call_extenders`); kept in candidate order, nodes an
+        extender added after them."""
+        before = {c.node: Victims(c.victims, c.num_pdb_violations) for c in candidates}
+        after, error = call_extenders(self.handle.extenders, pod, cluster, before)
+        if error is not None:
+            return [], error
+        order = [c.node for c in candidates if c.node in after] + [n for n in after if n not in before]
+        return [Candidate(n, after[n].pods, after[n].num_pdb_violations) for n in order], None
 
     def find_candidates(
         self, pod: Pod, cluster: ClusterReader, result: CycleResult, nominated: NominatedPods | None = None

@@ -237,7 +237,7 @@ FLAGS: Final[tuple[Flag, ...]] = (
         True,
         DEPRECATED,
         "DEPRECATED: enable profiling via web interface host:port/debug/pprof/. Ignored with --config.",
-        "sets enableProfiling (ksched's /debug/profile); ksched's default without the flag is false",
+        "sets enableProfiling (ksched's /debug/profile and /debug/pprof/profile, behind authorization)",
     ),
     _f(
         "contention-profiling",

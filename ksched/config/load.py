@@ -154,6 +154,46 @@ def _raise_first(errs: Errors) -> None:
 
 def _build(data: Mapping[str, Any], known: frozenset[str], implements: Implements) -> SchedulerConfiguration:
     root = d.mapping(data, "", _TOP_FIELDS)
+    _check_type(root)
+    errs: Errors = []
+    le = _leader_election(root.get("leaderElection"))
+    cc = _client_connection(root.get("clientConnection"))
+    parallelism = d.integer(root, "parallelism", "", DEFAULT_PARALLELISM)
+    # Absent means "score every feasible node" in ksched (DESIGN.md §3), unlike upstream's adaptive 0;
+    # an explicit value, 0 included, is honoured exactly as upstream does.
+    percentage = d.integer(root, "percentageOfNodesToScore", "", None)
+    initial = d.integer(root, "podInitialBackoffSeconds", "", DEFAULT_POD_INITIAL_BACKOFF_S, bits=64)
+    maximum = d.integer(root, "podMaxBackoffSeconds", "", DEFAULT_POD_MAX_BACKOFF_S, bits=64)
+    # Upstream's defaults: /debug is served (behind delegated authorization, as ksched serves it).
+    profiling = d.boolean(root, "enableProfiling", "", True)
+    contention = d.boolean(root, "enableContentionProfiling", "", profiling)
+    delay = d.boolean(root, "delayCacheUntilActive", "", False)
+
+    validate_client_connection(cc, errs)
+    validate_leader_election(le, errs)
+    validate_parallelism(parallelism, errs)
+    profiles = _profiles(root, known, implements, errs)
+    validate_percentage("percentageOfNodesToScore", percentage, errs)
+    _validate_backoff(initial, maximum, errs)
+    extenders = decode_and_validate_extenders(d.seq(root, "extenders", ""), errs)
+    _raise_first(errs)
+    return SchedulerConfiguration(
+        parallelism=parallelism,
+        percentage_of_nodes_to_score=percentage,
+        pod_initial_backoff_s=float(initial),
+        pod_max_backoff_s=float(maximum),
+        profiles=profiles,
+        leader_election=le,
+        client_connection=cc,
+        enable_profiling=profiling,
+        enable_contention_profiling=contention,
+        delay_cache_until_active=delay,
+        extenders=extenders,
+    )
+
+
+def _check_type(root: Mapping[str, Any]) -> None:
+    """apiVersion and kind, which say whether this is a KubeSchedulerConfiguration at all."""
     api_version, kind = d.string(root, "apiVersion", ""), d.string(root, "kind", "")
     if api_version != API_VERSION:
         raise (
@@ -171,25 +211,12 @@ def _build(data: Mapping[str, Any], known: frozenset[str], implements: Implement
             else ConfigError("kind", f"required: this is not a KubeSchedulerConfiguration (want kind {KIND})")
         )
 
-    errs: Errors = []
-    le = _leader_election(root.get("leaderElection"))
-    cc = _client_connection(root.get("clientConnection"))
-    parallelism = d.integer(root, "parallelism", "", DEFAULT_PARALLELISM)
-    # Absent means "score every feasible node" in ksched (DESIGN.md §3), unlike upstream's adaptive 0;
-    # an explicit value, 0 included, is honoured exactly as upstream does.
-    percentage = d.integer(root, "percentageOfNodesToScore", "", None)
-    initial = d.integer(root, "podInitialBackoffSeconds", "", DEFAULT_POD_INITIAL_BACKOFF_S, bits=64)
-    maximum = d.integer(root, "podMaxBackoffSeconds", "", DEFAULT_POD_MAX_BACKOFF_S, bits=64)
-    # Upstream defaults enableProfiling to true, but its handlers sit behind delegated authn/authz;
-    # ksched's /debug/profile has no authentication, so it is served only when asked for.
-    profiling = d.boolean(root, "enableProfiling", "", False)
-    contention = d.boolean(root, "enableContentionProfiling", "", profiling)
-    delay = d.boolean(root, "delayCacheUntilActive", "", False)
 
-    validate_client_connection(cc, errs)
-    validate_leader_election(le, errs)
-    validate_parallelism(parallelism, errs)
-
+def _profiles(
+    root: Mapping[str, Any], known: frozenset[str], implements: Implements, errs: Errors
+) -> tuple[Profile, ...]:
+    """Every profile (one default profile when none is given), with unique scheduler names and one
+    queue sort across them."""
     raw_profiles = list(d.seq(root, "profiles", "")) or [{}]
     if (
         len(raw_profiles) == 1
@@ -217,8 +244,10 @@ def _build(data: Mapping[str, Any], known: frozenset[str], implements: Implement
         queue_sorts.append(queue_sort)
         configs.append(config)
     validate_common_queue_sort(queue_sorts, configs, errs)
+    return tuple(profiles)
 
-    validate_percentage("percentageOfNodesToScore", percentage, errs)
+
+def _validate_backoff(initial: int, maximum: int, errs: Errors) -> None:
     if initial <= 0:
         errs.append(
             ConfigError("podInitialBackoffSeconds", f"invalid value {initial}: must be greater than 0")
@@ -230,21 +259,6 @@ def _build(data: Mapping[str, Any], known: frozenset[str], implements: Implement
                 f"invalid value {maximum}: must be greater than or equal to podInitialBackoffSeconds",
             )
         )
-    extenders = decode_and_validate_extenders(d.seq(root, "extenders", ""), errs)
-    _raise_first(errs)
-    return SchedulerConfiguration(
-        parallelism=parallelism,
-        percentage_of_nodes_to_score=percentage,
-        pod_initial_backoff_s=float(initial),
-        pod_max_backoff_s=float(maximum),
-        profiles=tuple(profiles),
-        leader_election=le,
-        client_connection=cc,
-        enable_profiling=profiling,
-        enable_contention_profiling=contention,
-        delay_cache_until_active=delay,
-        extenders=extenders,
-    )
 
 
 def _leader_election(raw: object) -> LeaderElection:

@@ -3,7 +3,7 @@
 - ``ksched run`` serves HTTPS (a self-signed certificate when none is given) on 127.0.0.1 unless told
   otherwise; the listening socket is checked in /proc/net/tcp, not only the log line. Without a
   delegated-auth kubeconfig every request is anonymous: /healthz answers, /metrics is forbidden.
-- /debug/profile answers 404 unless ``enableProfiling`` is true (checked on the plain-HTTP
+- /debug/profile answers 404 when ``enableProfiling`` is false (checked on the plain-HTTP
   ``--insecure-port``, which has no authorization to get in the way).
 - ``--tls-cert-file`` / ``--tls-private-key-file`` serve HTTPS with that certificate (and refuse plain
   HTTP); a missing or mismatched key stops the command with exit 2 and a message naming the files.
@@ -139,14 +139,14 @@ def test_security_debug_profile_only_when_enabled(
     sim: SimCluster, kubeconfig: Path, tmp_path: Path, runs: list[Run], enabled: bool | None
 ) -> None:
     config = write_config(tmp_path / "c.yaml")
-    if enabled is not None:  # absent: ksched's default is off (upstream's is on, behind authn)
+    if enabled is not None:  # absent: on, as upstream's default
         config.write_text(config.read_text() + f"enableProfiling: {str(enabled).lower()}\n")
     plain = ["--secure-port=0", f"--insecure-port={_free_port()}"]
     r = Run(tmp_path, ["--kubeconfig", str(kubeconfig), "--config", str(config), *plain])
     runs.append(r)
     _, _, port = r.serving()
     status, body = http_get(f"http://127.0.0.1:{port}/debug/profile?seconds=0.2", timeout_s=10)
-    if enabled:
+    if enabled is not False:
         assert status == 200
     else:
         assert status == 404

@@ -96,11 +96,11 @@ def test_defaults_are_loopback_and_no_plain_http() -> None:
             id="--kubeconfig with --config is ignored",
         ),
         pytest.param(
-            ["--profiling=true"], None, ("enable_profiling",), True, id="--profiling without --config"
+            ["--profiling=false"], None, ("enable_profiling",), False, id="--profiling without --config"
         ),
         pytest.param(
             ["--config=/x", "--profiling=true"],
-            {},
+            {"enableProfiling": False},
             ("enable_profiling",),
             False,
             id="--profiling with --config is ignored",

@@ -123,10 +123,10 @@ def test_empty_config_scalars():
     # ksched scores every feasible node unless the config sets a percentage (DESIGN.md §3).
     assert cfg.percentage_of_nodes_to_score is None
     assert (cfg.pod_initial_backoff_s, cfg.pod_max_backoff_s) == (1.0, 10.0)
-    # Deliberately not upstream's true: ksched's /debug/profile has no authentication in front of it.
+    # Upstream's defaults: /debug is served, behind delegated authorization.
     assert (cfg.enable_profiling, cfg.enable_contention_profiling, cfg.delay_cache_until_active) == (
-        False,
-        False,
+        True,
+        True,
         False,
     )
     le = cfg.leader_election

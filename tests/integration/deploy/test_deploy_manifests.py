@@ -124,7 +124,7 @@ def test_mounted_config_loads_with_a_ksched_profile_and_the_granted_lease(tmp_pa
     assert role["metadata"]["namespace"] == le.resource_namespace
     named = [r for r in role["rules"] if r.get("resourceNames")]
     assert named and all(r["resourceNames"] == [le.resource_name] for r in named)
-    assert not config.enable_profiling, "/debug stays off in the shipped configs: a profile is asked for, not left on"
+    assert not config.enable_profiling, "/debug stays off in the shipped configs: asked for, not left on"
 
 
 def test_deployment_is_replicated_probed_bounded_and_locked_down() -> None:

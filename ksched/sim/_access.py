@@ -7,11 +7,9 @@ both (tokens from the same store, RBAC evaluated the same way). Only a secure cl
 (:mod:`ksched.sim._requestinfo`) and authorize it (:mod:`ksched.sim._rbac`). A plain cluster never
 calls it, so plain serving does no per-request auth work.
 
-Failures answer as kube-apiserver does: 401 ``Unauthorized`` for bad credentials, 403 ``Forbidden``
-with upstream's message for a denial. An anonymous request RBAC denies is answered 401 as well
-(kube-apiserver with ``--anonymous-auth=true`` says 403; with anonymous access limited to the
-health endpoints, as hardened clusters configure it, 401): a client without credentials is told to
-bring some.
+Failures answer as kube-apiserver (``--anonymous-auth=true``, its default) does: 401
+``Unauthorized`` for bad credentials, 403 ``Forbidden`` with upstream's message for a denial,
+anonymous requests included (``User "system:anonymous" cannot ...``).
 """
 
 from __future__ import annotations
@@ -115,8 +113,6 @@ class Access:
         if allowed:
             CURRENT_USER.set(user)
             return None
-        if user is ANONYMOUS:
-            return unauthorized()
         return error_response(forbidden(attrs, reason))
 
     def _may(

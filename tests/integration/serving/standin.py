@@ -11,7 +11,9 @@ request, so a test changes it by rewriting the file::
 
 ``GET /counts`` says how many reviews it answered. Started with ``python -m
 tests.integration.serving.standin STATE_FILE``; prints ``port=<n>`` once listening on 127.0.0.1.
-The real embedded cluster takes over once it serves these APIs.
+The embedded cluster serves the same APIs (tests/integration/deploy/test_deploy_kubeadm.py scrapes
+through it end to end); this stand-in stays for what it cannot be told to do: count the reviews
+(caching) and fail them on demand.
 """
 
 from __future__ import annotations

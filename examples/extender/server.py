@@ -14,8 +14,9 @@ Verbs (POST, JSON in the ``k8s.io/kube-scheduler/extender/v1`` format, see docs/
   ``--preempt-nodes`` when given.
 
 A node-cache-capable scheduler sends node names only; the server then reads the nodes' labels from
-``--api``. ``--fault`` makes every answer misbehave (``bad-json``, ``unknown-node``, ``huge``: a
-20 MB body, ``slow``: ``--slow-s`` seconds late, ``500``), for testing a scheduler's error handling.
+its own cache of ``--api``'s nodes (a list, then a watch). ``--fault`` makes every answer misbehave
+(``bad-json``, ``unknown-node``, ``huge``: a 20 MB body, ``slow``: ``--slow-s`` seconds late,
+``500``), for testing a scheduler's error handling.
 ``GET /stats`` returns how many calls each verb got. ``--tls-cert`` / ``--tls-key`` serve HTTPS.
 It listens on 127.0.0.1 unless told otherwise and prints ``listening on http(s)://HOST:PORT`` once
 it does.
@@ -47,30 +48,71 @@ def _get(obj: dict[str, Any] | None, key: str) -> Any:
     return next((v for k, v in obj.items() if k.lower() == key.lower()), None)
 
 
+class NodeCache:
+    """The nodes' labels, kept by a list and then a watch of the API server, as a node-cache-capable
+    extender keeps its own cache. A name it does not know yet (a node the scheduler saw first)
+    triggers a fresh list."""
+
+    def __init__(self, session: ClientSession, api: str) -> None:
+        self.session, self.api = session, api
+        self.by_name: dict[str, dict[str, str]] = {}
+        self.resource_version = ""
+        self.task: asyncio.Task[None] | None = None
+
+    async def relist(self) -> None:
+        async with self.session.get(f"{self.api}/api/v1/nodes") as resp:
+            doc = await resp.json()
+        self.by_name = {
+            n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in doc.get("items") or []
+        }
+        self.resource_version = doc.get("metadata", {}).get("resourceVersion", "")
+
+    async def watch(self) -> None:
+        """Follow the watch stream; relist and start over when it ends or fails."""
+        while True:
+            try:
+                await self.relist()
+                url = f"{self.api}/api/v1/nodes?watch=1&resourceVersion={self.resource_version}"
+                async with self.session.get(url, timeout=None) as resp:
+                    async for line in resp.content:
+                        self.apply(orjson.loads(line))
+            except (TimeoutError, OSError, ValueError):
+                await asyncio.sleep(1.0)
+
+    def apply(self, event: dict[str, Any]) -> None:
+        meta = event.get("object", {}).get("metadata", {})
+        if event.get("type") == "DELETED":
+            self.by_name.pop(meta.get("name", ""), None)
+        elif event.get("type") in ("ADDED", "MODIFIED"):
+            self.by_name[meta["name"]] = meta.get("labels") or {}
+
+    async def labels(self, names: list[str]) -> dict[str, dict[str, str]]:
+        if any(name not in self.by_name for name in names):
+            await self.relist()
+        return {name: self.by_name.get(name, {}) for name in names}
+
+
 class Extender:
     def __init__(self, opts: argparse.Namespace) -> None:
         self.opts = opts
         self.modes = set(opts.mode.split(",")) if opts.mode else set()
         self.stats: Counter[str] = Counter()
         self.session: ClientSession | None = None
+        self.nodes: NodeCache | None = None
         key, _, value = (opts.filter_label or "=").partition("=")
         self.filter_key, self.filter_value = key, value
 
     async def labels(self, args: dict[str, Any]) -> dict[str, dict[str, str]]:
-        """Node name -> labels: from the NodeList sent, or from the API server for node names."""
+        """Node name -> labels: from the NodeList sent, or from the node cache for node names."""
         nodes = _get(args, "Nodes")
         if nodes is not None:
             return {
                 n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes.get("items") or []
             }
         names = _get(args, "NodeNames") or []
-        known: dict[str, dict[str, str]] = {}
-        if self.opts.api and (self.filter_key or self.opts.score_label):
-            assert self.session is not None
-            async with self.session.get(f"{self.opts.api}/api/v1/nodes") as resp:
-                for n in (await resp.json()).get("items") or []:
-                    known[n["metadata"]["name"]] = n["metadata"].get("labels") or {}
-        return {name: known.get(name, {}) for name in names}
+        if self.nodes is None:
+            return {name: {} for name in names}
+        return await self.nodes.labels(names)
 
     def annotations(self, args: dict[str, Any]) -> dict[str, dict[str, str]]:
         nodes = _get(args, "Nodes") or {}
@@ -92,7 +134,8 @@ class Extender:
         out: dict[str, Any] = {"FailedNodes": {}, "FailedAndUnresolvableNodes": {}, "Error": ""}
         out["FailedAndUnresolvableNodes" if self.opts.unresolvable else "FailedNodes"] = failed
         if _get(args, "Nodes") is not None:
-            items = [n for n in _get(args, "Nodes")["items"] if n["metadata"]["name"] in set(passed)]
+            keep = set(passed)
+            items = [n for n in _get(args, "Nodes")["items"] if n["metadata"]["name"] in keep]
             out["Nodes"] = {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": items}
         else:
             out["NodeNames"] = passed
@@ -172,6 +215,9 @@ class Extender:
 async def serve(opts: argparse.Namespace) -> None:
     ext = Extender(opts)
     ext.session = ClientSession()
+    if opts.api and (ext.filter_key or opts.score_label):
+        ext.nodes = NodeCache(ext.session, opts.api)
+        ext.nodes.task = asyncio.create_task(ext.nodes.watch())
     app = web.Application(client_max_size=256 * 1024 * 1024)
     for verb in VERBS:
         if verb in ext.modes:

@@ -77,8 +77,8 @@ FLAGS: Final[tuple[Flag, ...]] = (
         10259,
         SECURE,
         "The port on which to serve HTTPS with authentication and authorization. 0: no HTTPS.",
-        "HTTPS with --tls-cert-file/--tls-private-key-file; without them plain HTTP until the endpoint "
-        "generates its own certificate",
+        "HTTPS with --tls-cert-file/--tls-private-key-file; without them a self-signed certificate (kept "
+        "in --cert-dir when set, else in memory), as upstream; docs/serving.md",
     ),
     _f("cert-dir", "string", "", SECURE, "The directory where the TLS certs are located."),
     _f("tls-cert-file", "string", "", SECURE, "File containing the default x509 certificate for HTTPS."),
@@ -453,6 +453,7 @@ FLAGS: Final[tuple[Flag, ...]] = (
         KSCHED,
         "ksched: serve /metrics, /healthz, /readyz over plain HTTP without authentication on this port "
         "of 127.0.0.1 (0: any free port; off unless given).",
+        "ksched's own",
     ),
     _f(
         "plugin",
@@ -461,6 +462,7 @@ FLAGS: Final[tuple[Flag, ...]] = (
         KSCHED,
         "ksched: an out-of-tree plugin, module:factory (repeatable; entry points of group ksched.plugins "
         "are loaded too).",
+        "ksched's own",
     ),
     _f(
         "bind-worker",
@@ -468,6 +470,7 @@ FLAGS: Final[tuple[Flag, ...]] = (
         "auto",
         KSCHED,
         "ksched: post bindings from a child process (auto: when the process may run on 2+ CPUs; on; off).",
+        "ksched's own",
     ),
 )
 BY_NAME: Final = {f.name: f for f in FLAGS}

@@ -26,6 +26,7 @@ from ksched.sim.workloads import node_template, pod_template
 StartProcess = Callable[..., KschedProcess]
 LEASE_S, RENEW_S, RETRY_S = 4.0, 3.0, 1.0
 LEADING_GAUGE = 'leader_election_master_status{name="kube-scheduler"}'
+LEADING_METRIC = "leader_election_master_status"
 
 UPSTREAM_METRICS = (
     "scheduler_schedule_attempts_total",
@@ -64,13 +65,13 @@ def test_sched_metrics_readyz_and_sigterm_releases_the_lease(
     proc = start_process("solo", kubeconfig, config, leader_elect=True)
 
     status, body = proc.get("/readyz")
-    assert status == 503, body
-    assert "[-]informer-sync waiting for caches to sync" in body
+    assert status == 500, body  # upstream's healthz: 500 with each failed check, reason withheld
+    assert "[-]sched-handler-sync failed: reason withheld" in body
     assert proc.get("/healthz") == (200, "ok")
     wait_until(lambda: proc.get("/readyz")[0] == 200, what="/readyz to turn ready")
     sim.faults.configure(FaultConfig())
     wait_until(lambda: bound_count(sim) == 50, what="50 pods to be bound")
-    wait_until(lambda: "[+]leader leading" in proc.get("/readyz")[1], what="/readyz to report the leader")
+    wait_until(lambda: proc.metric(LEADING_METRIC) == 1, what="the gauge to report the leader")
     identity = _holder(sim)
     assert identity
 
@@ -114,12 +115,12 @@ def test_sched_two_replicas_one_leader_and_takeover_after_sigkill(
         tmp_path / "le.yaml", leader_elect=True, lease=LEASE_S, renew=RENEW_S, retry=RETRY_S
     )
     first = start_process("first", kubeconfig, config, leader_elect=True)
-    wait_until(lambda: "[+]leader leading" in first.get("/readyz")[1], what="the first replica to lead")
+    wait_until(lambda: first.metric(LEADING_METRIC) == 1, what="the first replica to lead")
     second = start_process("second", kubeconfig, config, leader_elect=True)
     _, body = wait_until(
-        lambda: (r := second.get("/readyz"))[0] == 200 and r, what="the second replica to be ready"
+        lambda: (r := second.get("/readyz?verbose"))[0] == 200 and r, what="the second replica to be ready"
     )
-    assert "[+]leader standby" in body
+    assert "[+]leaderElection ok" in body  # a standby is ready too
 
     sim.add_pods(200, pod_template(cpu="100m", memory="100Mi"))
     wait_until(lambda: bound_count(sim) == 200, what="200 pods to be bound")
@@ -155,7 +156,7 @@ def test_sched_two_replicas_one_leader_and_takeover_after_sigkill(
     wait_until(lambda: bound_count(sim) == 400, timeout=30, interval=0.01, what="400 pods to be bound")
     first_bind_after = min(r.timestamp for r in sim.audit.records(seq_at_kill))
     print(f"takeover {takeover * 1000:.0f} ms after SIGKILL (lease {LEASE_S}s, retry {RETRY_S}s)")
-    assert "[+]leader leading" in second.get("/readyz")[1]
+    assert second.metric(LEADING_METRIC) == 1
     assert LEADING_GAUGE + " 1.0" in second.get("/metrics")[1]
     wait_until(
         lambda: second.metric("scheduler_schedule_attempts_total", result="scheduled") == 200,

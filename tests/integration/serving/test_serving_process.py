@@ -23,6 +23,7 @@ from tests.integration.support import http_get, probe_get, wait_until
 
 SCRIPT = """
 import logging, sys
+from ksched.config.overrides import FlagOverrides
 from ksched.runner import RunOptions, run
 from ksched.server.options import (
     AuthenticationOptions, AuthorizationOptions, SecureServingOptions, ServingOptions,
@@ -36,7 +37,8 @@ serving = ServingOptions(
     authorization=AuthorizationOptions(kubeconfig=auth),
     insecure_port=insecure,
 )
-options = RunOptions(kubeconfig=kubeconfig, leader_elect=elect == "elect", serving=serving, bind_worker=False)
+flags = FlagOverrides(given={"kubeconfig": kubeconfig, "leader-elect": elect == "elect"})
+options = RunOptions(overrides=flags, serving=serving, bind_worker=False)
 sys.exit(run(options))
 """
 """argv: secure port, insecure port, kubeconfig, auth kubeconfig ("" : none), "elect" or "no"."""

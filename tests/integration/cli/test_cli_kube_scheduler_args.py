@@ -13,6 +13,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import pytest
 import yaml
@@ -36,17 +37,22 @@ def _node_of(sim: SimCluster, name: str) -> str:
     return str((obj.get("spec") or {}).get("nodeName") or "")
 
 
+def _ksched_run(argv: list[str], log: IO[bytes]) -> subprocess.Popen[bytes]:
+    """``python -m ksched run ARGV`` from the repository root, both output streams into ``log``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ksched", "run", *argv],
+        cwd=ROOT,
+        env=ENV,
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def _run_until_bound(sim: SimCluster, tmp_path: Path, argv: list[str], pod: str) -> str:
     log_path = tmp_path / "ksched.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ksched", "run", *argv],
-            cwd=ROOT,
-            env=ENV,
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = _ksched_run(argv, log)
         try:
             sim.add_pods(1, pod_template(cpu="100m", memory="100Mi"), name_prefix=pod)
             bound = wait_until(lambda: _node_of(sim, f"{pod}0") or proc.poll() is not None, timeout_s=60)
@@ -181,14 +187,7 @@ def test_a_standby_watches_only_without_delay_cache_until_active(
     ]
     log_path = tmp_path / "standby.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ksched", "run", *argv],
-            cwd=ROOT,
-            env=ENV,
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = _ksched_run(argv, log)
         try:
             wait_until(
                 lambda: "waiting to acquire the lease" in log_path.read_text(errors="replace"), timeout_s=60

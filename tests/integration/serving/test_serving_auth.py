@@ -112,7 +112,8 @@ class Server:
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
         if cert:
             ctx.load_cert_chain(*cert)
-        return http_get(self.base + path, context=ctx, headers=headers)
+        # Generous: a review the API server fails is retried with backoff before the 500 comes.
+        return http_get(self.base + path, context=ctx, headers=headers, timeout_s=30.0)
 
 
 def _serve(tmp_path: Path, standin: StandIn, *, profiling: bool = False) -> Server:

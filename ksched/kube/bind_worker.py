@@ -369,6 +369,9 @@ class BindWorker:
             transport.close()
             _kill(proc)
             return False
+        except asyncio.CancelledError:  # stopping while it starts: its end of input lets it exit
+            transport.close()
+            raise
         self._writer = _BatchedWriter(loop, transport)
         log.info("bind worker started (pid %d)", proc.pid)
         if self._watchdog is None:

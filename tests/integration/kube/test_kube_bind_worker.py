@@ -294,3 +294,20 @@ def test_sigterm_makes_the_child_answer_what_it_holds_then_exit(sim: SimCluster,
         finally:
             proc.kill()
     assert _node_of(sim, "pod-0") == "node-1"
+
+
+def test_a_start_cut_short_by_shutdown_lets_the_child_exit_at_once(kubeconfig: Path) -> None:
+    """Stopping the I/O loop while the child is still starting (its ``ready`` not read yet) closes
+    the child's input, so the closer reaps it at once instead of waiting out its timeout."""
+    bw = BindWorker(_unused, kubeconfig=str(kubeconfig), qps=0.0, burst=1, max_in_flight=4)
+    io = IOThread().start()
+    io.submit(bw.start())
+    io.add_closer(bw.close)
+    deadline = time.monotonic() + 10
+    while bw.pid is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert bw.pid is not None
+    t0 = time.monotonic()
+    io.stop()
+    assert time.monotonic() - t0 < 3.0
+    assert bw.pid is None

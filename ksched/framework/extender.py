@@ -184,7 +184,8 @@ def find_nodes_passing_extenders(
         if not ext.is_filter() or not ext.is_interested(pod):
             continue
         try:
-            verdict = _guarded(ext, "filter", ext.filter, pod, [nodes.node(int(r)) for r in rows])
+            listed = _nodes(cluster, rows)
+            verdict = _guarded(ext, "filter", ext.filter, pod, listed)
         except ExtenderError as exc:
             if ext.is_ignorable():
                 log.info(
@@ -193,9 +194,12 @@ def find_nodes_passing_extenders(
                 continue
             return feasible, exc
         _record(verdict, nodes.row_of, failures)
-        sent = set(rows.tolist())  # an extender keeps a subset of what it was sent, never more
-        kept = {nodes.row_of[name] for name in verdict.nodes if nodes.row_of.get(name, -1) in sent}
-        rows = np.array(sorted(kept), dtype=np.intp)
+        if len(verdict.nodes) == len(listed) and list(verdict.nodes) == [n.name for n in listed]:
+            continue  # every node passed, in the order sent: the usual answer, no lookups needed
+        sent = np.zeros(feasible.shape[0], dtype=bool)
+        sent[rows] = True
+        kept = _rows_of(cluster, verdict.nodes)
+        rows = np.unique(kept[sent[kept]])  # an extender keeps a subset of what it was sent, never more
     if rows.size == start and not failures.by_row:
         return feasible, None
     # Upstream adds ExtenderName to the rejector plugins whenever the extenders narrowed the nodes,
@@ -229,8 +233,9 @@ def extender_scores(
     wanted = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
     if not wanted:
         return None
-    nodes = cluster.nodes
-    listed = [nodes.node(int(r)) for r in np.flatnonzero(feasible)]
+    sent_rows = np.flatnonzero(feasible)
+    listed = _nodes(cluster, sent_rows)
+    sent_names = [n.name for n in listed]
     pending = [(e, _start_prioritize(e, pod, listed)) for e in wanted]  # all under way before waiting on one
     total = np.zeros(feasible.shape[0], dtype=np.int64)
     parts: list[tuple[str, int, np.ndarray]] = []
@@ -241,14 +246,44 @@ def extender_scores(
             # Upstream: prioritization errors are ignored; the plugins and other extenders decide.
             log.info("extender %s failed to prioritize pod %s: %s", ext.name, pod.key, exc)
             continue
-        raw = np.zeros(feasible.shape[0], dtype=np.int64)
-        for host, score in got:
-            row = nodes.row_of.get(host)
-            if row is not None and feasible[row]:
-                raw[row] += score
+        raw = _raw_scores(cluster, got, feasible, sent_rows, sent_names)
         total += raw * (ext.weight * SCORE_SCALE)
         parts.append((ext.name, ext.weight, raw))
     return (total, parts) if parts else None
+
+
+def _raw_scores(
+    cluster: ClusterCache,
+    got: list[tuple[str, int]],
+    feasible: np.ndarray,
+    sent_rows: np.ndarray,
+    sent_names: list[str],
+) -> np.ndarray:
+    """One extender's scores by row (hosts it was not sent count nothing; a repeated host adds up,
+    as upstream's map sums them)."""
+    raw = np.zeros(feasible.shape[0], dtype=np.int64)
+    hosts = [host for host, _ in got]
+    scores = np.fromiter((score for _, score in got), dtype=np.int64, count=len(got))
+    if hosts == sent_names:  # the usual answer: every node, in the order sent
+        raw[sent_rows] = scores
+        return raw
+    rows = _rows_of(cluster, hosts, keep_unknown=True)
+    ok = rows >= 0
+    ok[ok] = feasible[rows[ok]]
+    np.add.at(raw, rows[ok], scores[ok])
+    return raw
+
+
+def _nodes(cluster: ClusterCache, rows: np.ndarray) -> list[Node]:
+    node = cluster.nodes.node
+    return [node(r) for r in rows.tolist()]
+
+
+def _rows_of(cluster: ClusterCache, names: Sequence[str], *, keep_unknown: bool = False) -> np.ndarray:
+    """The rows of ``names`` in their order; an unknown name is -1 (``keep_unknown``) or left out."""
+    get = cluster.nodes.row_of.get
+    rows = np.fromiter((get(name, -1) for name in names), dtype=np.intp, count=len(names))
+    return rows if keep_unknown else rows[rows >= 0]
 
 
 # ---------------------------------------------------------------------- Bind

@@ -214,7 +214,7 @@ def filter_verdict(
     node_list = reply.field(data, "Nodes", dict)
     passed: list[str] = []
     if node_cache_capable and names is not None:
-        passed = [_name(reply, n) for n in names]
+        passed = names if all(type(n) is str for n in names) else [_name(reply, n) for n in names]
     elif node_list is not None:
         items = reply.field(node_list, "items", list, "Nodes.") or []
         try:  # the usual reply, read at once; anything unusual goes the careful way
@@ -248,16 +248,28 @@ def _name(reply: Reply, value: object) -> str:
     return value
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""Go's int64, the type of ``HostPriority.Score``: a larger number fails to decode upstream."""
+
+
 def host_priorities(reply: Reply, data: object) -> list[tuple[str, int]]:
     """A ``HostPriorityList``: ``[{"Host": name, "Score": int}]`` (null: empty)."""
     if data is None:
         return []
     if not isinstance(data, list):
         raise reply.error(f"must be a JSON list of {{Host, Score}}, got {type(data).__name__}")
+    try:  # the usual reply, read at once; anything unusual goes the careful way
+        fast = [(item["Host"], item["Score"]) for item in data]
+        if all(type(h) is str and type(v) is int and INT64_MIN <= v <= INT64_MAX for h, v in fast):
+            return fast
+    except (KeyError, TypeError):
+        pass
     out = []
     for i, item in enumerate(data):
         host = reply.field(item, "Host", str, f"[{i}].")
         score = reply.field(item, "Score", int, f"[{i}].")
+        if score is not None and not INT64_MIN <= score <= INT64_MAX:
+            raise reply.error(f"[{i}].Score {str(score)[:24]} is out of the int64 range")
         out.append((host or "", score or 0))
     return out
 

@@ -283,14 +283,7 @@ def run(options: RunOptions) -> int:
         binds: Outbox = ExtenderOutbox(outbox, extenders, io, inbox) if extenders else outbox
         instance = socket.gethostname()
         informers = _informers(client, inbox, raw_nodes)
-        health = Health(
-            leader_election=leader_elect,
-            leading=not leader_elect,
-            # The fence's deadline is the last renewal's start plus renewDeadline.
-            last_renewal=lambda: fence.writes.until - le.renew_deadline_s,
-            lease_duration_s=le.lease_duration_s,
-            lease_name=le.resource_name,
-        )
+        health = _health(config, fence)
         reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
         services = HandleServices(
             events=reporter,
@@ -342,6 +335,19 @@ def run(options: RunOptions) -> int:
     finally:
         io.stop()
     return 1 if scheduler.stop_reason == LOST_LEADERSHIP else 0
+
+
+def _health(config: SchedulerConfiguration, fence: Fence) -> Health:
+    """What the health checks read; a replica without leader election counts as leading."""
+    le = config.leader_election
+    return Health(
+        leader_election=le.leader_elect,
+        leading=not le.leader_elect,
+        # The fence's deadline is the last renewal's start plus renewDeadline.
+        last_renewal=lambda: fence.writes.until - le.renew_deadline_s,
+        lease_duration_s=le.lease_duration_s,
+        lease_name=le.resource_name,
+    )
 
 
 def _serve(io: IOThread, endpoints: Endpoints, options: RunOptions) -> None:

@@ -226,15 +226,16 @@ def filter_verdict(
             for item in items:
                 meta = reply.field(item, "metadata", dict, "Nodes.items[].") or {}
                 passed.append(_name(reply, reply.field(meta, "name", str, "Nodes.items[].metadata.")))
-    known = set(sent)
-    for name in passed:
-        if name not in known:
-            raise ExtenderError(
-                reply.extender,
-                reply.verb,
-                f'extender "{reply.extender}" claims a filtered node "{name}" '
-                "which is not found in the input node list",
-            )
+    if passed != list(sent):  # the usual answer, every node in the order sent, needs no check
+        known = set(sent)
+        for name in passed:
+            if name not in known:
+                raise ExtenderError(
+                    reply.extender,
+                    reply.verb,
+                    f'extender "{reply.extender}" claims a filtered node "{name}" '
+                    "which is not found in the input node list",
+                )
     return FilterVerdict(
         tuple(passed),
         reply.string_map(data, "FailedNodes"),

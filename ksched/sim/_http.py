@@ -30,6 +30,7 @@ import orjson
 from aiohttp import web
 
 from ksched.sim import _field_validation as fv
+from ksched.sim import _managed_fields as managed_fields
 from ksched.sim import _status as st
 from ksched.sim._access import Access
 from ksched.sim._admin import admin_routes
@@ -337,14 +338,23 @@ class ApiServer:
         warn = fv.check(req.rtype, body, fv.directive(req.query, "CreateOptions"))
         if (body.get("metadata") or {}).get("resourceVersion"):  # etcd3's ErrResourceVersionSetOnCreate
             raise st.StatusError(500, "resourceVersion should not be set on objects to be created", reason="")
-        obj = self.store.create(req.rtype, body, namespace=req.namespace, copy=False)
+        obj = self.store.create(
+            req.rtype, body, namespace=req.namespace, copy=False, manager=_manager(request, req)
+        )
         return json_response(obj, 201, warn)
 
     async def _update(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
         body = self._check_body(req, await read_json(request))
         body.setdefault("metadata", {})["name"] = req.name
         warn = fv.check(req.rtype, body, fv.directive(req.query, "UpdateOptions"))
-        obj = self.store.update(req.rtype, body, namespace=req.namespace or "", subresource=sub, copy=False)
+        obj = self.store.update(
+            req.rtype,
+            body,
+            namespace=req.namespace or "",
+            subresource=sub,
+            copy=False,
+            manager=_manager(request, req),
+        )
         return json_response(obj, headers=warn)
 
     async def _patch(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
@@ -370,7 +380,9 @@ class ApiServer:
                     new.pop("status", None)
             return new
 
-        obj = self.store.mutate(rtype, req.name, req.namespace or "", apply)
+        obj = self.store.mutate(
+            rtype, req.name, req.namespace or "", apply, subresource=sub, manager=_manager(request, req)
+        )
         return json_response(obj, headers=warn)
 
     def _delete_options(self, req: Req, body: Any) -> tuple[int | None, str | None, str | None]:
@@ -400,3 +412,8 @@ class ApiServer:
                 m = e.obj["metadata"]
                 self.store.delete(req.rtype, m["name"], m.get("namespace", ""), grace_period_s=grace)
         return json_response(st.success(200))
+
+
+def _manager(request: web.BaseRequest, req: Req) -> str:
+    """The field manager of a write (``fieldManager`` or the client's user agent)."""
+    return managed_fields.field_manager(request.headers.get("User-Agent", ""), req.query)

@@ -242,6 +242,8 @@ def _check_node_requirement(errs: Errors, at: str, raw: Any) -> None:
 
 
 Validator = Callable[[Errors, Obj, Obj | None], None]
+KindValidator = Callable[[Errors, Obj, Obj | None, str], None]
+"""A kind's validation in :mod:`ksched.sim._admission`: (errors, new, old or None, subresource)."""
 """(errors, new object, old object on update or ``None`` on create)."""
 
 

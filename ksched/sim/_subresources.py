@@ -89,7 +89,7 @@ class Subresources:
 
         with store.lock:  # audit sequence follows commit order
             try:
-                store.mutate(PODS, name, namespace, assign)
+                store.mutate(PODS, name, namespace, assign, subresource="binding")
             except st.StatusError as exc:
                 result = (
                     "not-found"

@@ -188,7 +188,7 @@ class Kubelet:
             }
 
         with contextlib.suppress(st.StatusError):  # deleted in the meantime
-            self.store.mutate("pods", name, namespace, start)
+            self.store.mutate("pods", name, namespace, start, subresource="status")
 
     # -- removals -------------------------------------------------------------------------------------
     def _schedule_removal(self, delay: float, namespace: str, name: str, uid: str) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from ksched.sim import _events as events_api
+from ksched.sim import _admission as admission
 from ksched.sim import _status as st
 from ksched.sim import _storage_api as storage_api
 from ksched.sim._clock import Clock, SystemClock, rfc3339
@@ -284,7 +284,13 @@ class Store:
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
     def create(
-        self, resource: str | ResourceType, obj: Obj, *, namespace: str | None = None, copy: bool = True
+        self,
+        resource: str | ResourceType,
+        obj: Obj,
+        *,
+        namespace: str | None = None,
+        copy: bool = True,
+        manager: str | None = None,
     ) -> Obj:
         """Store a new object; fills uid, creationTimestamp, resourceVersion and generateName.
 
@@ -328,13 +334,9 @@ class Store:
             meta["uid"] = self._new_uid()
             meta["creationTimestamp"] = rfc3339(self.clock.now())
             meta.pop("deletionTimestamp", None)
-            _apply_defaults(t.rtype, obj)
-            if rtype.key == events_api.EVENTS_V1:
-                events_api.validate_create(obj)
-            if t.rtype.key in storage_api.KINDS:
-                storage_api.admit_create(
-                    t.rtype, obj, now=meta["creationTimestamp"], classes=self._storage_classes
-                )
+            admission.admit_create(
+                rtype, obj, now=meta["creationTimestamp"], classes=self._storage_classes, manager=manager
+            )
             return self._commit(t, "ADDED", obj, None, own_meta=True).view(rtype)
 
     def mutate(
@@ -343,6 +345,9 @@ class Store:
         name: str,
         namespace: str,
         fn: Callable[[Obj], Obj | None],
+        *,
+        subresource: str = "",
+        manager: str | None = None,
     ) -> Obj:
         """Replace an object by ``fn(current)`` atomically; ``fn`` returns a new dict or ``None``.
 
@@ -360,11 +365,7 @@ class Store:
             if new is None or new is view:
                 return view
             new = to_storage(rtype, new)
-            if rtype.key == events_api.EVENTS_V1:
-                events_api.validate_update(new, cur)
-            if rtype.key in storage_api.KINDS:
-                storage_api.admit_update(rtype, new, cur, now=rfc3339(self.clock.now()))
-            if new is cur or _same(new, cur):
+            if new is cur:
                 return view
             meta = new["metadata"] = dict(new["metadata"])
             cm = cur["metadata"]
@@ -372,6 +373,11 @@ class Store:
                 meta[k] = cm[k]
             if rtype.namespaced:
                 meta["namespace"] = cm["namespace"]
+            admission.admit_update(
+                rtype, new, cur, now=rfc3339(self.clock.now()), subresource=subresource, manager=manager
+            )
+            if _same(new, cur):
+                return view
             return self._commit(t, "MODIFIED", new, cur, own_meta=True).view(rtype)
 
     def update(
@@ -382,6 +388,7 @@ class Store:
         namespace: str = "",
         subresource: str = "",
         copy: bool = True,
+        manager: str | None = None,
     ) -> Obj:
         """PUT semantics: optimistic concurrency on ``metadata.resourceVersion`` (409 if stale).
 
@@ -411,7 +418,7 @@ class Store:
                 new["status"] = cur["status"]
             return new
 
-        return self.mutate(rtype, name, ns, replace)
+        return self.mutate(rtype, name, ns, replace, subresource=subresource, manager=manager)
 
     def delete(
         self,
@@ -558,22 +565,3 @@ def check_preconditions(rtype: ResourceType, cur: Obj, uid: str | None, rv: str 
         )
     if rv and rv != meta.get("resourceVersion"):
         raise st.conflict(rtype.plural, rtype.group, meta["name"], st.STALE)
-
-
-def _apply_defaults(rtype: ResourceType, obj: Obj) -> None:
-    """The handful of defaults a scheduler relies on (phase, schedulerName, priority, grace period);
-    the storage kinds' defaults and admission are in :mod:`ksched.sim._storage_api`."""
-    if rtype.key == "pods":
-        spec = obj.setdefault("spec", {})
-        spec.setdefault("schedulerName", "default-scheduler")
-        spec.setdefault("terminationGracePeriodSeconds", 30)
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("priority", 0)
-        status = obj.get("status") or {}
-        status.setdefault("phase", "Pending")
-        obj["status"] = status
-    elif rtype.key == "namespaces":
-        meta = obj["metadata"]
-        meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": meta["name"]}
-        obj["spec"] = obj.get("spec") or {"finalizers": ["kubernetes"]}
-        obj["status"] = {"phase": "Active"}

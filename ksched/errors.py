@@ -27,6 +27,8 @@ stays visible in debug logs while the message stays readable.
 
 from __future__ import annotations
 
+from ksched.bounded import preview
+
 
 class KschedError(Exception):
     """Base of every error ksched raises on purpose."""
@@ -62,7 +64,7 @@ class QuantityError(ObjectError):
 
     def __init__(self, value: object, reason: str, *, obj: str = "", field: str = "") -> None:
         self.value = value
-        problem = f"invalid quantity {value!r}: {reason}"
+        problem = f"invalid quantity {preview(value)}: {reason}"
         super().__init__(obj or "quantity", field, problem)
 
 

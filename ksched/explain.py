@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ksched.bounded import OBJECT_LIMIT, preview
 from ksched.cache.cluster import ClusterCache
 from ksched.config.extenders import with_ignored_resources
 from ksched.config.names import SCHEDULING_GATES
@@ -102,13 +103,13 @@ def _load_cluster(path: str | os.PathLike[str]) -> LoadedCluster:
 
 def load_pod(path: str | os.PathLike[str]) -> Pod:
     """The single Pod in ``path``."""
-    objects = read_manifests(path)
+    objects = read_manifests(path, OBJECT_LIMIT, "a pod file")
     if len(objects) != 1:
         raise ManifestError(f"{path}: expected exactly one Pod, found {len(objects)} objects")
     obj = objects[0]
     kind = kind_of(obj)
     if kind != "Pod":
-        raise ManifestError(f"{path}: expected a Pod, got kind {kind or '<missing>'!r}")
+        raise ManifestError(f"{path}: expected a Pod, got kind {preview(kind or '<missing>')}")
     try:
         return pod_from_dict(obj)
     except ObjectError as exc:
@@ -176,7 +177,7 @@ def _explain(cluster: LoadedCluster, pod: Pod, profiles: Mapping[str, Framework]
     if fw is None:
         known = ", ".join(sorted(profiles))
         raise InputError(
-            f"{pod.described}: spec.schedulerName {pod.scheduler_name!r} matches no profile"
+            f"{pod.described}: spec.schedulerName {preview(pod.scheduler_name)} matches no profile"
             f" (profiles: {known})"
         )
     gates = fw.plugins.get(SCHEDULING_GATES)

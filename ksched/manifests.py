@@ -18,9 +18,8 @@ from typing import Any
 import orjson
 import yaml
 
+from ksched.bounded import CLUSTER_LIMIT, LimitError, load_json, load_yaml_all, preview, read_bytes
 from ksched.errors import ManifestError
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @contextmanager
@@ -59,31 +58,41 @@ def _flatten(doc: Any, source: str, index: int) -> Iterator[dict[str, Any]]:
 
 
 def parse_manifests(text: str | bytes, source: str = "<input>") -> list[dict[str, Any]]:
-    """Every object in ``text`` (JSON or YAML), with Lists flattened into their items."""
+    """Every object in ``text`` (JSON or YAML), with Lists flattened into their items; within
+    :mod:`ksched.bounded`'s depth and alias limits."""
     stripped = text.lstrip()[:1]
-    if stripped in ("{", "[", b"{", b"["):
-        try:
-            data = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            data = None  # YAML is a superset of JSON; let the YAML parser say what is wrong
-        else:
-            docs = data if isinstance(data, list) else [data]
-            return [obj for i, d in enumerate(docs) for obj in _flatten(d, source, i)]
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        if stripped in ("{", "[", b"{", b"["):
+            try:
+                data = load_json(text, source)
+            except orjson.JSONDecodeError:
+                pass  # YAML is a superset of JSON; let the YAML parser say what is wrong
+            else:
+                docs = data if isinstance(data, list) else [data]
+                return [obj for i, d in enumerate(docs) for obj in _flatten(d, source, i)]
+        docs = load_yaml_all(text, source)
+    except LimitError as exc:
+        raise ManifestError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ManifestError(f"{source}: not valid YAML or JSON{where}: {problem}") from exc
+        raise ManifestError(f"{source}: not valid YAML or JSON{where}: {preview(problem)}") from exc
+    except ValueError as exc:  # an integer literal past Python's 4,300-digit conversion limit
+        raise ManifestError(f"{source}: not valid YAML or JSON: {preview(str(exc))}") from exc
     return [obj for i, d in enumerate(docs) for obj in _flatten(d, source, i)]
 
 
-def read_manifests(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Objects in the file at ``path``; a missing or unreadable file is a :class:`ManifestError`."""
+def read_manifests(
+    path: str | os.PathLike[str], limit: int = CLUSTER_LIMIT, what: str = "a cluster file"
+) -> list[dict[str, Any]]:
+    """Objects in the file at ``path``; a missing, unreadable or oversized file (over ``limit``
+    bytes, refused before it is read) is a :class:`ManifestError`."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bytes(p, limit, what)
+    except LimitError as exc:
+        raise ManifestError(str(exc)) from None
     except OSError as exc:
         raise ManifestError(f"{p}: cannot read: {exc.strerror or exc}") from exc
     try:

@@ -20,6 +20,7 @@ import yaml
 
 from ksched.bench.errors import BenchError
 from ksched.bench.promtext import Scrape
+from ksched.bounded import CONFIG_LIMIT, load_yaml, read_bytes
 
 SERVER = Path(__file__).resolve().parents[2] / "examples" / "extender" / "server.py"
 METRIC = "ksched_extender_request_duration_seconds"
@@ -69,7 +70,11 @@ def start(workdir: Path, verbs: tuple[str, ...]) -> tuple[subprocess.Popen[bytes
 
 def config(workdir: Path, base: str | None, url: str, verbs: tuple[str, ...]) -> str:
     """The scheduler's configuration (``base``, or the bench's default) with the extender added."""
-    doc: dict[str, Any] = yaml.safe_load(Path(base).read_text()) if base else dict(_DEFAULT)
+    doc: dict[str, Any] = (
+        load_yaml(read_bytes(base, CONFIG_LIMIT, "a scheduler configuration").decode("utf-8"), base)
+        if base
+        else dict(_DEFAULT)
+    )
     ext: dict[str, Any] = {"urlPrefix": url, "nodeCacheCapable": "nodecache" in verbs}
     if "filter" in verbs:
         ext["filterVerb"] = "filter"

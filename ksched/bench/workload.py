@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from ksched.bench.errors import WorkloadError
+from ksched.bounded import OBJECT_LIMIT, LimitError, load_yaml, read_bytes
 from ksched.sim.workloads import node_template, pod_template
 
 Obj = dict[str, Any]
@@ -195,11 +196,13 @@ def available() -> list[str]:
 def load(name_or_path: str) -> Workload:
     path = resolve_path(name_or_path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(read_bytes(path, OBJECT_LIMIT, "a workload").decode("utf-8"), str(path))
     except FileNotFoundError as exc:
         known = ", ".join(available())
         raise WorkloadError(str(path), "", f"no such workload file (shipped: {known})") from exc
-    except (OSError, yaml.YAMLError) as exc:
+    except LimitError as exc:
+        raise WorkloadError(str(path), "", str(exc).removeprefix(f"{path}: ")) from None
+    except (OSError, ValueError, yaml.YAMLError) as exc:
         raise WorkloadError(str(path), "", f"cannot read it: {exc}") from exc
     return parse(doc, str(path))
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from ksched.bounded import preview
 from ksched.config.durations import parse_go_duration
 from ksched.errors import ConfigError
 
@@ -35,10 +36,14 @@ def index(path: str, i: int) -> str:
 
 def quote(value: object) -> str:
     """How messages show a value: strings double-quoted, numbers and booleans as in JSON."""
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
+    if isinstance(value, int | float | bool | None) or (isinstance(value, str) and len(value) <= 200):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except ValueError:  # an int past Python's 4,300-digit str() limit
+            return preview(value)
+    if isinstance(value, str):
+        return f"{json.dumps(value[:200], ensure_ascii=False)}… ({len(value) - 200:,} more)"
+    return preview(value)  # never json.dumps a whole object: an alias tree expands without bound
 
 
 def _kind(value: object) -> str:
@@ -97,7 +102,7 @@ def integer(m: Mapping[str, Any], key: str, path: str, default: Any = _MISSING, 
         raise wrong_type(p, "an integer", value)
     lo, hi = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
     if not lo <= value <= hi:
-        raise ConfigError(p, f"value {value} out of range: must fit a {bits}-bit signed integer")
+        raise ConfigError(p, f"{quote(value)} is out of range for int{bits}")
     return value
 
 

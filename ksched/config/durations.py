@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ksched.bounded import preview
+
 _UNIT_S = {
     "ns": 1e-9,
     "us": 1e-6,
@@ -36,13 +38,13 @@ def parse_go_duration(text: str) -> float:
     if s == "0":
         return 0.0
     if not s:
-        raise ValueError(f"invalid duration {text!r}")
+        raise ValueError(f"invalid duration {preview(text)}")
     total = 0.0
     pos = 0
     while pos < len(s):
         match = _DURATION_PART.match(s, pos)
         if match is None:
-            raise ValueError(f"invalid duration {text!r}")
+            raise ValueError(f"invalid duration {preview(text)}")
         total += float(match.group(1)) * _UNIT_S[match.group(2)]
         pos = match.end()
     return sign * total

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ksched.bounded import CONFIG_LIMIT, LimitError, load_yaml, preview, read_bytes
 from ksched.config import _decode as d
 from ksched.config import names as n
 from ksched.config.defaults import (
@@ -47,8 +48,6 @@ from ksched.config.validation import (
 from ksched.errors import ConfigError
 
 logger = logging.getLogger(__name__)
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _TOP_FIELDS = (
     "apiVersion",
@@ -96,22 +95,23 @@ def load_config(
     """
     source = os.fspath(path)
     try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
+        raw = read_bytes(source, CONFIG_LIMIT, "a scheduler configuration")
+        data = load_yaml(raw.decode("utf-8"), source)
+    except LimitError as exc:
+        raise ConfigError("", str(exc)) from None
     except OSError as exc:
         raise ConfigError(source, f"cannot read config file: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(source, "config file is not UTF-8 text") from exc
-    try:
-        data = yaml.load(text, Loader=_Loader)
+    except ValueError as exc:  # an integer literal past Python's 4,300-digit conversion limit
+        raise ConfigError(source, f"not a valid config file: {preview(str(exc))}") from exc
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
         if mark is not None:
             where = f" at line {mark.line + 1}, column {mark.column + 1}"
-        raise ConfigError(
-            source, f"not valid YAML or JSON{where}: {getattr(exc, 'problem', None) or exc}"
-        ) from exc
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, f"not valid YAML or JSON{where}: {preview(problem)}") from exc
     if not isinstance(data, Mapping):
         raise ConfigError(
             source, f"not a KubeSchedulerConfiguration: expected an object, got {type(data).__name__}"
@@ -256,7 +256,7 @@ def _validate_backoff(initial: int, maximum: int, errs: Errors) -> None:
         errs.append(
             ConfigError(
                 "podMaxBackoffSeconds",
-                f"invalid value {maximum}: must be greater than or equal to podInitialBackoffSeconds",
+                f"invalid value {maximum}: must be greater than or equal to PodInitialBackoffSeconds",
             )
         )
 

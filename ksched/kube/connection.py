@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from ksched.bounded import OBJECT_LIMIT, LimitError, load_yaml, read_bytes
 from ksched.errors import InputError
 
 IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -201,6 +204,14 @@ def _from_kubeconfig(path: str, context: str | None, origin: str) -> Connection:
     if not parts or not any(Path(p).is_file() for p in parts):
         raise KubeConfigError(f"{source}: no such file; pass --kubeconfig or set KUBECONFIG to a kubeconfig")
     load = _kubeconfig_loader(expanded, context)
+    try:
+        for part in parts:  # the kubernetes package's yaml.safe_load has no size or alias limit
+            if Path(part).is_file():
+                load_yaml(read_bytes(part, OBJECT_LIMIT, "a kubeconfig"), part)
+    except LimitError as exc:
+        raise KubeConfigError(f"{source}: {exc}") from None
+    except (OSError, ValueError, yaml.YAMLError):
+        pass  # unreadable or malformed: the kubernetes package's loader says what, as it always did
     try:
         cfg = load()
     except ConfigException as exc:

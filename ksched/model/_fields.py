@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ksched.bounded import preview
 from ksched.errors import ObjectError
 
 _EMPTY: Mapping[str, Any] = {}
@@ -22,7 +23,7 @@ def mapping(raw: Any, obj: str, field: str) -> Mapping[str, Any]:
     if raw is None:
         return _EMPTY
     if not isinstance(raw, Mapping):
-        raise ObjectError(obj, field, f"expected an object, got {type(raw).__name__} {raw!r:.80}")
+        raise ObjectError(obj, field, f"expected an object, got {type(raw).__name__} {preview(raw)}")
     return raw
 
 
@@ -33,7 +34,7 @@ def sequence(raw: Any, obj: str, field: str) -> Sequence[Any]:
     if raw is None:
         return ()
     if not isinstance(raw, list | tuple):
-        raise ObjectError(obj, field, f"expected a list, got {type(raw).__name__} {raw!r:.80}")
+        raise ObjectError(obj, field, f"expected a list, got {type(raw).__name__} {preview(raw)}")
     return raw
 
 
@@ -42,7 +43,7 @@ def string(raw: Any, obj: str, field: str, default: str = "") -> str:
     if raw is None:
         return default
     if not isinstance(raw, str):
-        raise ObjectError(obj, field, f"expected a string, got {type(raw).__name__} {raw!r:.80}")
+        raise ObjectError(obj, field, f"expected a string, got {type(raw).__name__} {preview(raw)}")
     return raw
 
 
@@ -53,10 +54,21 @@ def integer(
     if raw is None:
         return default
     if isinstance(raw, bool) or not isinstance(raw, int):
-        raise ObjectError(obj, field, f"expected an integer, got {type(raw).__name__} {raw!r:.80}")
+        if isinstance(raw, float) and raw.is_integer() and not lo <= raw <= hi:
+            # orjson reads an integer literal past 64 bits as a float: it is out of range, not a float
+            raise ObjectError(obj, field, f"{raw:.0f} is {_out_of(lo, hi)}")
+        raise ObjectError(obj, field, f"expected an integer, got {type(raw).__name__} {preview(raw)}")
     if not lo <= raw <= hi:
-        raise ObjectError(obj, field, f"{raw} is out of range [{lo}, {hi}]")
+        raise ObjectError(obj, field, f"{preview(raw)} is {_out_of(lo, hi)}")
     return raw
+
+
+def _out_of(lo: int, hi: int) -> str:
+    """``out of range for int32`` for a Go integer type's bounds, ``out of range [lo, hi]`` else."""
+    for bits in (32, 64):
+        if (lo, hi) == (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1):
+            return f"out of range for int{bits}"
+    return f"out of range [{lo}, {hi}]"
 
 
 def boolean(raw: Any, obj: str, field: str, default: bool = False) -> bool:
@@ -64,7 +76,7 @@ def boolean(raw: Any, obj: str, field: str, default: bool = False) -> bool:
     if raw is None:
         return default
     if not isinstance(raw, bool):
-        raise ObjectError(obj, field, f"expected true or false, got {raw!r:.80}")
+        raise ObjectError(obj, field, f"expected true or false, got {preview(raw)}")
     return raw
 
 
@@ -75,5 +87,6 @@ def string_map(raw: Any, obj: str, field: str) -> dict[str, str]:
     m = mapping(raw, obj, field)
     for key, value in m.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise ObjectError(obj, f"{field}[{key!r}]", f"expected a string value, got {value!r:.80}")
+            problem = f"expected a string value, got {preview(value)}"
+            raise ObjectError(obj, f"{field}[{preview(key)}]", problem)
     return dict(m)

@@ -16,6 +16,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
+from ksched.bounded import preview
 from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
 from ksched.model.quantity import canonical_value
@@ -394,7 +395,7 @@ def _timestamp(raw: Any, obj: str, field: str) -> float | None:
     try:
         return datetime.fromisoformat(text).timestamp()
     except (ValueError, OverflowError, OSError):
-        raise ObjectError(obj, field, f"{text!r:.80} is not an RFC 3339 time") from None
+        raise ObjectError(obj, field, f"{preview(text)} is not an RFC 3339 time") from None
 
 
 def _preempted_by_scheduler(raw: Any, obj: str) -> bool:

@@ -42,6 +42,7 @@ import math
 import re
 from fractions import Fraction
 
+from ksched.bounded import preview
 from ksched.errors import QuantityError
 
 __all__ = [
@@ -180,9 +181,9 @@ def _explain(text: str) -> str:
         return "the exponent after e/E must be an integer, e.g. 1e3 or 5E-3"
     near = [s for s in _SUFFIXES if s and s.lower() == tail.lower()]
     if near and tail not in _SUFFIXES:
-        return f"unknown suffix {tail!r} (suffixes are case-sensitive: did you mean {near[0]!r}?)"
+        return f"unknown suffix {preview(tail)} (suffixes are case-sensitive: did you mean {near[0]!r}?)"
     if tail not in _SUFFIXES:
-        return f"unknown suffix {tail!r}; {_SHAPE}"
+        return f"unknown suffix {preview(tail)}; {_SHAPE}"
     return _SHAPE
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
+
+from ksched.bounded import OBJECT_LIMIT, load_yaml, read_bytes
 
 Obj = dict[str, Any]
 
@@ -237,7 +238,8 @@ def _name_claims(pod: Obj, name: str) -> None:
 
 def load_template(path: str | Path) -> Obj:
     """Read a YAML or JSON manifest (e.g. upstream's node-default.yaml)."""
-    data = yaml.safe_load(Path(path).read_text())
+    # A LimitError (too large, too deep, an alias bomb) is a ValueError naming the file and the limit.
+    data = load_yaml(read_bytes(path, OBJECT_LIMIT, "a manifest template").decode("utf-8"), str(path))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a single manifest (a mapping), got {type(data).__name__}")
     return data

@@ -187,6 +187,8 @@ class HTTPExtender:
             try:
                 data = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
+                # orjson refuses nesting past 1,024 levels (ksched.bounded.MAX_DEPTH) with "depth limit
+                # exceeded": the reply's depth is bounded as its size is, without a second pass.
                 raise wire.Reply(self.name, verb).error(f"not valid JSON ({exc})") from None
             out = parse(data) if parse is not None else data
             result = "success"

@@ -89,8 +89,12 @@ def read_bytes(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     bytes for a pipe or a file that grows meanwhile). ``OSError`` passes through."""
     source = os.fspath(path)
     with open(source, "rb") as fh:
-        check_size(os.fstat(fh.fileno()).st_size, limit, source, what)
-        data = fh.read(limit + 1)
+        size = os.fstat(fh.fileno()).st_size
+        check_size(size, limit, source, what)
+        # read(n) allocates n bytes up front: ask for the file's size (0 for a pipe) plus one
+        data = fh.read(size + 1)
+        if len(data) > size:  # a pipe, or a file that grew since the stat
+            data += fh.read(limit + 1 - len(data))
     check_size(len(data), limit, source, what)
     return data
 

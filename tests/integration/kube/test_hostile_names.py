@@ -30,7 +30,9 @@ from ksched.errors import ApiError, Conflict
 from ksched.kube import ApiClient, IOThread
 from ksched.kube import writers as w
 from ksched.kube.bind_worker import BindWorker
+from ksched.kube.fence import Fence
 from ksched.model.paths import PathSegmentError
+from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector
 from ksched.sim import SimCluster
 from ksched.sim.store import Store
 from ksched.sim.workloads import make_pods, pod_template
@@ -225,6 +227,25 @@ def test_names_no_path_can_carry_are_refused_before_sending(
         io.run(_refused(client, name), timeout=10)
     assert len(sim.writes.records()) == writes  # not one request went out
     assert _changed(before, _versions(sim)) == {("pods", "default", n) for n in UNSENDABLE}  # the inserts
+
+
+def test_a_lease_named_by_leader_election_resource_name(
+    sim: SimCluster, io: IOThread, client: ApiClient
+) -> None:
+    _insert(sim, LEASES, {"metadata": {"name": "ksched", "namespace": "kube-system"}, "spec": {}})
+    for name, acquired in (("ksched?x", True), ("ksched\n", True), ("ksched/x", False), ("ksched%", False)):
+        fence = Fence(leader_election=True, lease=f"kube-system/{name}")
+        settings = LeaderElectionSettings(name=name, identity="me")
+        elector = LeaderElector(
+            client, settings, fence=fence, on_started=lambda: None, on_stopped=lambda: None
+        )
+        since = len(sim.writes.records())
+        assert io.run(elector._try_acquire_or_renew(), timeout=10) is acquired
+        lease = sim.store.get(LEASES, name, "kube-system")
+        assert (lease is not None and lease["spec"]["holderIdentity"] == "me") is acquired
+        writes = [(r.method, _target(r.raw_path)) for r in sim.writes.records()[since:]]
+        assert writes == ([("POST", ("leases", "kube-system", "", ""))] if acquired else [])
+    assert sim.store.get(LEASES, "ksched", "kube-system")["spec"] == {}  # type: ignore[index]
 
 
 # ------------------------------------------------------------------------------------ the sim's side

@@ -1,8 +1,9 @@
 """``ApiClient``: the raw Kubernetes REST verbs over one aiohttp session, with JSON decoded by orjson.
 
 Every method is a coroutine meant for the I/O thread's loop (:mod:`ksched.kube.io_thread`); the
-session is created there on first use and closed by :meth:`ApiClient.close`. Paths are API paths
-(``/api/v1/namespaces/default/pods``); bodies and results are plain dicts, never generated models.
+session is created there on first use and closed by :meth:`ApiClient.close`. Paths are encoded API
+paths (``/api/v1/namespaces/default/pods``), built by :mod:`ksched.model.paths` and sent exactly as
+given; bodies and results are plain dicts, never generated models.
 
 Errors: a non-2xx answer raises the matching :mod:`ksched.errors` class with the server's
 ``Status.message`` (409 :class:`Conflict`, 410 :class:`Gone`, 404 :class:`NotFound`, 429

@@ -286,6 +286,18 @@ def test_the_sim_decodes_each_escape_to_the_exact_name(sim: SimCluster) -> None:
         assert rec.raw_path == f"/api/v1/namespaces/default/pods/{escaped}/status"
 
 
+def test_the_client_sends_an_escaped_slash_as_it_is(sim: SimCluster, io: IOThread, client: ApiClient) -> None:
+    _pod(sim, "a")
+    with pytest.raises(ApiError) as err:  # decoded, a%2Fb is two segments: no such path, nothing written
+        io.run(client.post("/api/v1/namespaces/default/pods/a%2Fb/binding", {}), timeout=10)
+    assert err.value.status == 404
+    (rec,) = sim.writes.records()
+    assert (rec.raw_path, rec.path) == (
+        "/api/v1/namespaces/default/pods/a%2Fb/binding",
+        unquote(rec.raw_path),
+    )
+
+
 def test_an_empty_segment_in_the_sim_names_nothing(sim: SimCluster) -> None:
     tw = _pod(sim, "tw")
     for path in ("/api/v1/namespaces/default/pods/tw%2F/status", "/api/v1/namespaces/default/pods//status"):

@@ -14,6 +14,7 @@ import orjson
 
 from ksched.bench.errors import BenchError
 from ksched.bench.workload import STORAGE_PATHS, NodeGroup
+from ksched.model.paths import CORE, collection_path, name_segment
 
 
 class ClusterClient:
@@ -56,7 +57,7 @@ class ClusterClient:
         return list((await self._json("GET", "/api/v1/nodes"))["items"])
 
     async def pod_list(self, namespace: str) -> list[dict[str, Any]]:
-        return list((await self._json("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"])
+        return list((await self._json("GET", collection_path(CORE, "pods", namespace)))["items"])
 
     async def events(self) -> list[dict[str, Any]]:
         """Every events.k8s.io/v1 Event in the cluster."""
@@ -75,9 +76,8 @@ class ClusterClient:
 
     async def create_object(self, obj: dict[str, Any]) -> None:
         """One workload ``storage`` object, at its kind's path."""
-        path = STORAGE_PATHS[obj["kind"]].format(
-            namespace=obj.get("metadata", {}).get("namespace", "default")
-        )
+        namespace = obj.get("metadata", {}).get("namespace", "default")
+        path = STORAGE_PATHS[obj["kind"]].format(namespace=name_segment(namespace, "namespace"))
         await self._json("POST", path, obj)
 
     async def create(self, path: str, obj: dict[str, Any]) -> None:

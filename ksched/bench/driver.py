@@ -34,6 +34,7 @@ from ksched.bench.cluster_client import ClusterClient
 from ksched.bench.errors import BenchError
 from ksched.bench.procs import ProcSample, SimProcess, children, sample, start_sim
 from ksched.bench.workload import Churn, PodGroup, Workload
+from ksched.model.paths import CORE, collection_path, node_path, pod_path
 from ksched.sim.workloads import make_nodes, make_pods
 from ksched.simrun import start_scheduler, stop_process
 
@@ -177,12 +178,12 @@ async def _churn(
             await cluster.delete(previous)
         if churn.kind == "pod":
             obj = make_pods(1, churn.manifest, churn.namespace, f"churn{index}-", start=k)[0]
-            await cluster.create(f"/api/v1/namespaces/{churn.namespace}/pods", obj)
-            previous = f"/api/v1/namespaces/{churn.namespace}/pods/{obj['metadata']['name']}"
+            await cluster.create(collection_path(CORE, "pods", churn.namespace), obj)
+            previous = pod_path(churn.namespace, obj["metadata"]["name"])
         else:
             obj = make_nodes(1, churn.manifest, name_prefix=f"churn{index}-node-", start=k)[0]
-            await cluster.create("/api/v1/nodes", obj)
-            previous = f"/api/v1/nodes/{obj['metadata']['name']}"
+            await cluster.create(collection_path(CORE, "nodes"), obj)
+            previous = node_path(obj["metadata"]["name"])
         created[0] += 1
         k += 1
         with contextlib.suppress(TimeoutError):

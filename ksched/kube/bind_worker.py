@@ -58,7 +58,8 @@ from ksched.errors import ApiError, KschedError
 from ksched.kube.client import USER_AGENT, ApiClient, ApiConnectionError, status_error
 from ksched.kube.fence import Fence, SharedDeadline, SharedGate
 from ksched.kube.request_metrics import RequestTally
-from ksched.kube.writers import bind, pod_path
+from ksched.kube.writers import bind
+from ksched.model.paths import pod_path
 
 log = logging.getLogger(__name__)
 
@@ -397,8 +398,9 @@ class BindWorker:
         self._watchdog = loop.call_later(self._answer_timeout_s / 4, self._check_answers)
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        path = pod_path(namespace, name, "binding")  # a name no path can carry: refused here
         if self._fence is not None:  # raises Fenced: nothing handed over, nothing sent
-            self._fence.writes.check("POST", pod_path(namespace, name, "binding"))
+            self._fence.writes.check("POST", path)
         if self._writer is None and not self.gave_up:
             await self.start()
         writer = self._writer

@@ -1,8 +1,9 @@
 """``ApiClient``: the raw Kubernetes REST verbs over one aiohttp session, with JSON decoded by orjson.
 
 Every method is a coroutine meant for the I/O thread's loop (:mod:`ksched.kube.io_thread`); the
-session is created there on first use and closed by :meth:`ApiClient.close`. Paths are API paths
-(``/api/v1/namespaces/default/pods``); bodies and results are plain dicts, never generated models.
+session is created there on first use and closed by :meth:`ApiClient.close`. Paths are encoded API
+paths (``/api/v1/namespaces/default/pods``), built by :mod:`ksched.model.paths` and sent exactly as
+given; bodies and results are plain dicts, never generated models.
 
 Errors: a non-2xx answer raises the matching :mod:`ksched.errors` class with the server's
 ``Status.message`` (409 :class:`Conflict`, 410 :class:`Gone`, 404 :class:`NotFound`, 429
@@ -73,8 +74,9 @@ PATCH_TYPES = {
     "json": "application/json-patch+json",
 }
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-_PLAIN_PATH = re.compile(r"/[A-Za-z0-9_.~:@-][A-Za-z0-9/_.~:@-]*")
-"""Paths that need no percent-encoding (every API path built from object names); see ``_url``."""
+_ENCODED_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*").fullmatch
+"""The characters of an encoded path (RFC 3986 ``pchar`` and ``/``); see ``_url``."""
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})").search
 
 
 class ApiConnectionError(ApiError):
@@ -260,16 +262,24 @@ class ApiClient:
         return h
 
     def _url(self, path: str) -> URL | str:
-        """The request URL, built without parsing when ``path`` is plain.
+        """The request URL for an *encoded* path, sent exactly as given.
 
-        ``yarl.URL(str)`` parses, normalizes and percent-encodes the whole URL, on every request
-        (each binding has its own path); joining the server's parsed URL with an already-valid path
-        skips that work. Anything else (characters to encode, ``%``,
-        dot segments, a query) takes the parsing route so the result is the same URL either way.
+        Paths come from :mod:`ksched.model.paths`, which percent-encodes every namespace and name,
+        so the client must neither encode again (``%2F`` would become ``%252F``) nor decode (a
+        ``%3F`` would become a ``?`` that starts a query); query parameters go in ``params``. So the
+        path is joined to the server's parsed URL as encoded, which also spares ``yarl`` parsing
+        the whole URL on every request (each binding has its own path). A path that is not
+        encoded (a raw space, ``?``, ``#``, control character or non-ASCII letter, a ``%`` not
+        followed by two hex digits, a ``.`` or ``..`` segment a normaliser would remove) is a bug
+        in its caller: it raises ``ValueError`` rather than reach some other URL.
         """
-        if self._fast_urls and _PLAIN_PATH.fullmatch(path) and "/." not in path:
-            return self._base.with_path(self._base_path + path, encoded=True)
-        return self.connection.server + path
+        if not self._fast_urls:  # a server URL with a query or fragment: left to yarl, as ever
+            return self.connection.server + path
+        if _ENCODED_PATH(path) is None or ("%" in path and _BAD_ESCAPE(path) is not None):
+            raise ValueError(f"request path {path[:200]!r} is not percent-encoded (see ksched.model.paths)")
+        if "/." in path and any(seg in (".", "..") for seg in path.split("/")):
+            raise ValueError(f"request path {path[:200]!r} has a dot segment (see ksched.model.paths)")
+        return self._base.with_path(self._base_path + path, encoded=True)
 
     async def _refresh_credentials(self, *, reload: bool) -> bool:
         """Refresh (or, after a 401, reload) credentials in an executor; ``True`` if reloaded."""

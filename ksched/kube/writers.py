@@ -2,6 +2,12 @@
 
 Bodies are raw JSON dicts shaped as upstream kube-scheduler writes them. All functions are coroutines
 for the I/O loop and raise :mod:`ksched.errors` exceptions (see :mod:`ksched.kube.client`).
+
+Paths come from :mod:`ksched.model.paths` (every namespace and name percent-encoded; one that cannot
+be a path segment raises :class:`~ksched.model.paths.PathSegmentError` before anything is sent), and
+every write to a pod carries its uid as a precondition (the binding's ``metadata.uid``, the status
+patch's ``metadata.uid``, the delete's ``preconditions.uid``), as upstream's do: a pod deleted and
+recreated under the same name is answered 409, never written.
 """
 
 from __future__ import annotations
@@ -12,15 +18,9 @@ from typing import Any
 
 from ksched.errors import Conflict, NotFound
 from ksched.kube.client import ApiClient
+from ksched.model.paths import event_path, events_path, lease_path, leases_path, pod_path
 
 DEFAULT_REPORTING_CONTROLLER = "default-scheduler"
-LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
-EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
-
-
-def pod_path(namespace: str, name: str, sub: str = "") -> str:
-    base = f"/api/v1/namespaces/{namespace}/pods/{name}"
-    return f"{base}/{sub}" if sub else base
 
 
 # -- bindings ---------------------------------------------------------------------------------------
@@ -62,8 +62,16 @@ async def bind(
 
 
 # -- pods -------------------------------------------------------------------------------------------
-async def patch_pod_status(client: ApiClient, ns: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-    """Strategic-merge-patch ``pods/NAME/status`` (conditions merge by ``type``); returns the pod."""
+async def patch_pod_status(
+    client: ApiClient, ns: str, name: str, patch: dict[str, Any], uid: str = ""
+) -> dict[str, Any]:
+    """Strategic-merge-patch ``pods/NAME/status`` (conditions merge by ``type``); returns the pod.
+
+    ``uid`` goes in as ``metadata.uid``, a precondition (upstream's ``PatchPodStatus`` does the
+    same): a pod of that name with another uid answers 409 and is left as it is.
+    """
+    if uid:
+        patch = {**patch, "metadata": {**(patch.get("metadata") or {}), "uid": uid}}
     result: dict[str, Any] = await client.patch(pod_path(ns, name, "status"), patch, patch_type="strategic")
     return result
 
@@ -139,7 +147,7 @@ def pod_reference(namespace: str, name: str, uid: str, resource_version: str = "
 async def create_event(client: ApiClient, event: dict[str, Any], *, retry: bool = True) -> dict[str, Any]:
     """POST an ``events.k8s.io/v1`` Event (see :func:`event_body`); a duplicate on retry is harmless."""
     ns = (event.get("metadata") or {}).get("namespace") or "default"
-    result: dict[str, Any] = await client.post(EVENTS_PATH.format(ns=ns), event, retry=retry)
+    result: dict[str, Any] = await client.post(events_path(ns), event, retry=retry)
     return result
 
 
@@ -150,8 +158,7 @@ async def patch_event(client: ApiClient, event: dict[str, Any], patch: dict[str,
     """
     meta = event.get("metadata") or {}
     ns = meta.get("namespace") or "default"
-    path = f"{EVENTS_PATH.format(ns=ns)}/{meta['name']}"
-    result: dict[str, Any] = await client.patch(path, patch, patch_type="strategic")
+    result: dict[str, Any] = await client.patch(event_path(ns, meta["name"]), patch, patch_type="strategic")
     return result
 
 
@@ -185,7 +192,7 @@ async def write_event(client: ApiClient, event: dict[str, Any], series_patch: di
 async def get_lease(client: ApiClient, ns: str, name: str) -> dict[str, Any] | None:
     """The Lease, or ``None`` if it does not exist."""
     try:
-        lease: dict[str, Any] = await client.get(f"{LEASE_PATH.format(ns=ns)}/{name}")
+        lease: dict[str, Any] = await client.get(lease_path(ns, name))
     except NotFound:
         return None
     return lease
@@ -199,7 +206,7 @@ async def create_lease(client: ApiClient, ns: str, name: str, spec: dict[str, An
         "metadata": {"name": name, "namespace": ns},
         "spec": spec,
     }
-    result: dict[str, Any] = await client.post(LEASE_PATH.format(ns=ns), body)
+    result: dict[str, Any] = await client.post(leases_path(ns), body)
     return result
 
 
@@ -209,5 +216,5 @@ async def update_lease(client: ApiClient, lease: dict[str, Any]) -> dict[str, An
     if not meta.get("resourceVersion"):
         raise ValueError("update_lease needs the Lease's metadata.resourceVersion (optimistic concurrency)")
     ns, name = meta.get("namespace") or "default", meta["name"]
-    result: dict[str, Any] = await client.put(f"{LEASE_PATH.format(ns=ns)}/{name}", lease)
+    result: dict[str, Any] = await client.put(lease_path(ns, name), lease)
     return result

@@ -281,7 +281,7 @@ class ApiOutbox:
             if self._fenced():
                 return
             try:
-                await patch_pod_status(self.client, pod.namespace, pod.name, patch)
+                await patch_pod_status(self.client, pod.namespace, pod.name, patch, pod.uid)
             except Exception as exc:
                 log.warning("could not update the status of pod %s: %s", pod.key, exc)
 
@@ -291,7 +291,7 @@ class ApiOutbox:
         if self._write_slots is None:
             self._write_slots = asyncio.Semaphore(self.settings.max_writes_in_flight)
         async with self._write_slots:
-            await patch_pod_status(self.client, pod.namespace, pod.name, dict(patch))
+            await patch_pod_status(self.client, pod.namespace, pod.name, dict(patch), pod.uid)
 
     async def delete_pod(self, pod: Pod) -> bool:
         """DELETE a victim (uid precondition, retried); False when it was already gone (404)."""

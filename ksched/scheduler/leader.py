@@ -48,6 +48,7 @@ from ksched.errors import ApiError, Conflict
 from ksched.kube.client import ApiClient
 from ksched.kube.fence import Fence, Fenced
 from ksched.kube.writers import create_lease, get_lease, micro_time, update_lease
+from ksched.model.paths import PathSegmentError
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ class LeaderElector:
             return True
         except Conflict:
             return False
-        except (ApiError, Fenced) as exc:
+        except (ApiError, Fenced, PathSegmentError) as exc:  # a name no path carries: as client-go, retried
             log.warning("lease %s/%s: %s", s.namespace, s.name, exc)
             return False
 

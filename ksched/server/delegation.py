@@ -28,6 +28,7 @@ import orjson
 from ksched.errors import ApiError, InputError, NotFound
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import Connection, KubeConfigError, incluster_connection, load_connection
+from ksched.model.paths import CORE, object_path
 from ksched.server.authn import RequestHeaderConfig, UserInfo
 from ksched.server.options import AuthenticationOptions
 
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 RELOAD_INTERVAL_S = 60.0
 CONFIGMAP_NAMESPACE = "kube-system"
 CONFIGMAP_NAME = "extension-apiserver-authentication"
-CONFIGMAP_PATH = f"/api/v1/namespaces/{CONFIGMAP_NAMESPACE}/configmaps/{CONFIGMAP_NAME}"
+CONFIGMAP_PATH = object_path(CORE, "configmaps", CONFIGMAP_NAME, CONFIGMAP_NAMESPACE)
 READER_ROLE = "extension-apiserver-authentication-reader"
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"

@@ -168,7 +168,16 @@ class ApiServer:
             return resp
         finally:
             if write:
-                self.writes.record(request.method, request.path, agent, auth, code, fault, received=received)
+                self.writes.record(
+                    request.method,
+                    request.path,
+                    agent,
+                    auth,
+                    code,
+                    fault,
+                    received=received,
+                    raw_path=request.rel_url.raw_path,
+                )
 
     def shutdown(self) -> None:
         """Ask every watch stream to finish (called on the loop thread before the runner stops)."""
@@ -187,7 +196,11 @@ class ApiServer:
 
     async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
         path = request.path
-        parts = [p for p in path.split("/") if p]
+        # Split as kube-apiserver's RequestInfoFactory does: the decoded path, trimmed of its outer
+        # slashes. An empty segment inside (``pods//binding``, or a name ending in a decoded ``/``)
+        # names nothing: it must not close up and address a neighbour.
+        trimmed = path.strip("/")
+        parts = trimmed.split("/") if trimmed else []
         q: dict[str, str] = dict(request.query) if request.query_string else {}
         if request.method == "GET":
             if path in ("/healthz", "/readyz", "/livez"):
@@ -199,7 +212,7 @@ class ApiServer:
             doc = discovery(parts, self.address) if parts[:1] != ["openapi"] else openapi_v3(parts)
             if doc is not None:
                 return json_response(doc)
-        req = parse_request(request.method, parts, q)
+        req = parse_request(request.method, parts, q) if "" not in parts else None
         if req is None:
             raise st.StatusError(
                 404,

@@ -7,7 +7,13 @@ its handling began, ``received``, which tells a late client from a busy server),
 replica X landed after time T" is one filter over :meth:`WriteAudit.records`.
 
 A write is a POST, PUT, PATCH or DELETE to the Kubernetes API (``/admin`` endpoints are not
-recorded). ``code`` is the HTTP status answered, 0 when there was no answer (the connection was
+recorded). ``path`` is the decoded path, the one the server split to find the object (so a name
+arrives as itself: ``tw\\nin``, ``twin?x``); ``raw_path`` is the path as it came on the wire,
+percent-escapes and all, without the query. A test that must tell which object a request named
+compares the two: ``raw_path``'s segments, each unquoted, are the namespace and name the client
+meant, even where a decoded ``/`` makes ``path`` ambiguous.
+
+``code`` is the HTTP status answered, 0 when there was no answer (the connection was
 reset or black-holed by a partition, or the client went away first); ``fault`` names the partition
 mode that stopped the request before it reached the store (``partition-refuse``,
 ``partition-reset``, ``partition-blackhole``), empty when the server handled it. Error rules and
@@ -55,6 +61,8 @@ class WriteRecord:
     """HTTP status answered; 0: no answer."""
     fault: str
     """The partition mode that cut the request off, or empty."""
+    raw_path: str = ""
+    """The path as sent (percent-encoded), without the query; empty when not known."""
 
     @property
     def reached_store(self) -> bool:
@@ -95,6 +103,7 @@ class WriteAudit:
         fault: str = "",
         *,
         received: float | None = None,
+        raw_path: str = "",
     ) -> WriteRecord:
         with self._lock:
             digest = self._digests.get(authorization)
@@ -117,6 +126,7 @@ class WriteAudit:
                 digest,
                 code,
                 fault,
+                raw_path,
             )
             if len(self._records) == self._records.maxlen:
                 self.dropped += 1

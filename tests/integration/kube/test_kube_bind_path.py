@@ -11,6 +11,7 @@ import pytest
 from ksched.errors import Conflict, NotFound
 from ksched.kube import ApiClient, IOThread
 from ksched.kube import writers as w
+from ksched.model.paths import pod_path
 from ksched.model.pod import pod_from_dict
 from ksched.scheduler.binder import ApiOutbox, OutboxSettings
 from ksched.scheduler.inbox import BindDone, Inbox
@@ -27,7 +28,7 @@ def test_an_undecoded_post_returns_none_and_errors_still_carry_the_message(
     sim: SimCluster, io: IOThread, client: ApiClient
 ) -> None:
     sim.add_pods(1)
-    path = w.pod_path("default", "pod-0", "binding")
+    path = pod_path("default", "pod-0", "binding")
     body = w.binding_body("default", "pod-0", _pod(sim, "pod-0")["metadata"]["uid"], "node-1")
     assert io.run(client.post(path, body, decode=False)) is None
     assert _pod(sim, "pod-0")["spec"]["nodeName"] == "node-1"

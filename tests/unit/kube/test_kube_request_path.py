@@ -44,39 +44,51 @@ PLAIN = [
     "/api/v1/namespaces/kube-system/pods/a.b-c_d~e/status",
     "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:kube-scheduler",
 ]
-ODD = [
+ENCODED = [  # what ksched.model.paths makes of odd names: sent exactly so, never re-encoded or decoded
+    "/api/v1/namespaces/default/pods/with%20space",
+    "/api/v1/namespaces/default/pods/caf%C3%A9",
+    "/api/v1/namespaces/default/pods/50%25",
+    "/api/v1/namespaces/default/pods/a%2Fb/binding",
+    "/api/v1/namespaces/default/pods/tw%0Ain/status",
+    "/api/v1/namespaces/default/pods/twin%3Fx",
+    "/api/v1/namespaces/default/pods/twin%23",
+    "/api/v1/namespaces/default/pods/%2E%2E",
+    "/api/v1/namespaces/default/pods/nul%00",
+]
+NOT_ENCODED = [
     "/api/v1/namespaces/default/pods/with space",
     "/api/v1/namespaces/default/pods/caf\u00e9",
-    "/api/v1/namespaces/default/pods/50%25",
+    "/api/v1/namespaces/default/pods/tw\nin",
+    "/api/v1/namespaces/default/pods/50%",
+    "/api/v1/namespaces/default/pods/50%zz",
     "/api/v1/namespaces/default/pods/../nodes",
     "/api/v1/namespaces/default/pods/./x",
     "/api/v1/pods?watch=true",
     "/api/v1/pods#frag",
+    "relative",
     "",
 ]
 
 
 @pytest.mark.parametrize("server", ["http://127.0.0.1:6443", "https://kube.example:443/prefix/k8s"])
-@pytest.mark.parametrize("path", PLAIN + ODD)
-def test_url_is_the_one_parsing_would_give(server: str, path: str) -> None:
-    client = _client(server)
-    built = client._url(path)
-    assert URL(built) == URL(server + path)
-    assert str(URL(built)) == str(URL(server + path))
+@pytest.mark.parametrize("path", PLAIN + ENCODED)
+def test_an_encoded_path_is_sent_exactly_as_given(server: str, path: str) -> None:
+    built = _client(server)._url(path)
+    assert isinstance(built, URL)
+    assert built.raw_path == URL(server).raw_path.rstrip("/") + path
+    assert built.origin() == URL(server).origin()
+    assert not built.raw_query_string and not built.raw_fragment
 
 
 @pytest.mark.parametrize("path", PLAIN)
-def test_plain_paths_skip_parsing(path: str) -> None:
-    assert isinstance(_client()._url(path), URL)
+def test_plain_paths_are_the_url_parsing_would_give(path: str) -> None:
+    assert _client()._url(path) == URL("http://127.0.0.1:6443" + path)
 
 
-@pytest.mark.parametrize("path", ODD)
-def test_other_paths_are_parsed(path: str) -> None:
-    assert _client()._url(path) == "http://127.0.0.1:6443" + path
-
-
-def test_a_path_without_a_leading_slash_is_left_to_aiohttp() -> None:
-    assert _client()._url("relative") == "http://127.0.0.1:6443relative"  # as before: aiohttp refuses it
+@pytest.mark.parametrize("path", NOT_ENCODED)
+def test_a_path_that_is_not_encoded_is_refused(path: str) -> None:
+    with pytest.raises(ValueError, match=r"percent-encoded|dot segment"):
+        _client()._url(path)
 
 
 def test_a_server_url_with_a_query_is_always_parsed() -> None:

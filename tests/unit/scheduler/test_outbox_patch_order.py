@@ -26,7 +26,7 @@ def test_patches_of_one_pod_keep_their_order_others_overlap(monkeypatch: pytest.
     started: list[str] = []
     lock = threading.Lock()
 
-    async def fake_patch(client: Any, namespace: str, name: str, patch: dict[str, Any]) -> None:
+    async def fake_patch(client: Any, namespace: str, name: str, patch: dict[str, Any], uid: str) -> None:
         tag = patch["tag"]
         with lock:
             started.append(tag)

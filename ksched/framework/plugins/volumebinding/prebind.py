@@ -38,6 +38,7 @@ from ksched.framework.plugins.volumebinding.binder import (
 )
 from ksched.framework.plugins.volumebinding.matching import node_affinity_matches
 from ksched.framework.plugins.volumebinding.translation import TranslationError, effective_affinity
+from ksched.model.paths import PathSegmentError, pv_path, pvc_path
 from ksched.model.pod import Pod
 from ksched.model.storage import ANN_SELECTED_NODE, pv_from_dict, pvc_from_dict
 
@@ -51,14 +52,6 @@ DEADLINE_EXCEEDED: Final = "context deadline exceeded"
 
 class CheckFailed(Exception):
     """checkBindings found a condition that fails the binding (upstream's error text)."""
-
-
-def pv_path(name: str) -> str:
-    return f"/api/v1/persistentvolumes/{name}"
-
-
-def pvc_path(namespace: str, name: str) -> str:
-    return f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}"
 
 
 def api_error_text(exc: BaseException) -> str:
@@ -224,13 +217,19 @@ class BindingVolumes:
     def _send(self) -> None:
         bindings = self._bindings or []
         i = self._next
-        if i < len(bindings):
-            pv = bindings[i].pv
-            path, body = pv_path(pv.name), pv.raw
+        future: concurrent.futures.Future[Any]
+        try:
+            if i < len(bindings):
+                pv = bindings[i].pv
+                path, body = pv_path(pv.name), pv.raw
+            else:
+                pvc = (self._provisions or [])[i - len(bindings)].pvc
+                path, body = pvc_path(pvc.namespace, pvc.name), pvc.raw
+        except PathSegmentError as exc:  # a name no path can carry: this write fails, unsent
+            future = concurrent.futures.Future()
+            future.set_exception(exc)
         else:
-            pvc = (self._provisions or [])[i - len(bindings)].pvc
-            path, body = pvc_path(pvc.namespace, pvc.name), pvc.raw
-        future = self._client.request("PUT", path, dict(body), timeout_s=REQUEST_TIMEOUT_S)
+            future = self._client.request("PUT", path, dict(body), timeout_s=REQUEST_TIMEOUT_S)
         self._future = future
         future.add_done_callback(self._answered)
 

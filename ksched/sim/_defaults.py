@@ -303,8 +303,14 @@ def _template(spec: Obj, old_spec: Obj | None) -> Obj:
     return {**spec, "template": {**tpl, "spec": new_pod_spec}}
 
 
-def _workload(defaults: Callable[[Obj], Obj]) -> Callable[[Obj, Obj | None], None]:
-    """A controller-managed kind: kind defaults, template defaults, status and generation."""
+def _workload(
+    defaults: Callable[[Obj], Obj], status: tuple[tuple[str, Any], ...] = ()
+) -> Callable[[Obj, Obj | None], None]:
+    """A controller-managed kind: kind defaults, template defaults, status and generation.
+
+    ``status`` holds the status fields Go always serialises (``replicas`` has no omitempty), which
+    a reset status therefore shows as 0.
+    """
 
     def fn(obj: Obj, old: Obj | None) -> None:
         spec = _part(obj, "spec")
@@ -314,8 +320,9 @@ def _workload(defaults: Callable[[Obj], Obj]) -> Callable[[Obj, Obj | None], Non
         if spec is not old_spec:
             spec = _template(defaults(spec), old_spec)
             _set(obj, "spec", spec)
-        if old is None and not isinstance(obj.get("status"), dict):
-            obj["status"] = {}
+        if old is None:
+            given = obj.get("status")
+            obj["status"] = _with_defaults(given if isinstance(given, dict) else {}, status)
         _generation(obj, old)
 
     return fn
@@ -479,9 +486,9 @@ _KINDS: dict[str, Callable[[Obj, Obj | None], None]] = {
     "namespaces": _namespace,
     "services": _service,
     "deployments.apps": _workload(_deployment),
-    "replicasets.apps": _workload(_replicaset),
-    "statefulsets.apps": _workload(_statefulset),
-    "replicationcontrollers": _workload(_replication_controller),
+    "replicasets.apps": _workload(_replicaset, (("replicas", 0),)),
+    "statefulsets.apps": _workload(_statefulset, (("replicas", 0), ("availableReplicas", 0))),
+    "replicationcontrollers": _workload(_replication_controller, (("replicas", 0),)),
     "poddisruptionbudgets.policy": _pdb,
     "clusterrolebindings.rbac.authorization.k8s.io": _role_ref,
     "rolebindings.rbac.authorization.k8s.io": _role_ref,

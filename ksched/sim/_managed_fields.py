@@ -130,8 +130,6 @@ def record(
     old_mf = old_meta.get("managedFields") if isinstance(old_meta, dict) else None
     base = _base(meta.get("managedFields"), old_mf, subresource)
     changed, removed = _changes(rtype, obj, old, subresource)
-    if old is None and rtype.key == "pods" and changed is not None:
-        changed = _without_admission(changed)
     if changed is None and removed is None and base is old_mf:
         if old is None:
             meta.pop("managedFields", None)
@@ -145,15 +143,6 @@ def record(
         meta["managedFields"] = entries
     else:
         meta.pop("managedFields", None)
-
-
-def _without_admission(changed: FieldSet) -> FieldSet:
-    """A pod create's fields without those admission plugins added (upstream's field manager runs
-    before mutating admission, so no manager owns them)."""
-    spec = changed.get("f:spec")
-    if not spec or not any(k in spec for k in _ADMISSION_FIELDS):
-        return changed
-    return {**changed, "f:spec": {k: v for k, v in spec.items() if k not in _ADMISSION_FIELDS}}
 
 
 def _keep(meta: Obj, old: Obj) -> None:
@@ -190,7 +179,10 @@ def _changes(
     for k in _roots(rtype, obj, subresource):
         v = obj[k]
         if old is None or k not in old:
-            fs = _meta_fields(v) if k == "metadata" else _fields(v, k)
+            if k == "metadata":
+                fs = _meta_fields(v)
+            else:
+                fs = _part_fields(v, k, old is None and k == "spec" and rtype.key == "pods")
             if fs is not None:
                 changed[f"f:{k}"] = fs
             continue
@@ -248,6 +240,37 @@ def _fields(v: Any, field: str) -> FieldSet:
                 out[key] = {".": {}, **_fields(item, "")}
             return out
     return {}
+
+
+def _part_fields(v: Any, field: str, created_pod: bool = False) -> FieldSet:
+    """:func:`_fields` of a top-level part, memoised by the part's JSON bytes.
+
+    Objects made from one template (a workload's pods, a benchmark's) have byte-identical specs, and
+    serialising one (in C) costs a fraction of walking it in Python; the cached field set is shared
+    by every object with that part (field sets are never mutated: merges copy). The cache is
+    bounded by dropping it whole when full. ``created_pod``: a new pod's spec, whose admission-set
+    fields no manager owns.
+    """
+    if not isinstance(v, dict | list):
+        return {}
+    try:
+        key = (field, created_pod, orjson.dumps(v))
+    except TypeError:
+        key = None
+    got = _CACHE.get(key) if key is not None else None
+    if got is None:
+        got = _fields(v, field)
+        if created_pod:
+            got = {k: fs for k, fs in got.items() if k not in _ADMISSION_FIELDS}
+        if key is not None:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.clear()
+            _CACHE[key] = got
+    return got
+
+
+_CACHE: dict[tuple[str, bool, bytes] | None, FieldSet] = {}
+_CACHE_SIZE = 2048
 
 
 def _meta_fields(meta: Any) -> FieldSet | None:
@@ -395,5 +418,8 @@ def _apply(
         if subresource:
             entry["subresource"] = subresource
         out.append(entry)
-    out.sort(key=lambda e: (e.get("operation") != "Apply", str(e.get("time") or ""), str(e.get("manager"))))
+    if len(out) > 1:
+        out.sort(
+            key=lambda e: (e.get("operation") != "Apply", str(e.get("time") or ""), str(e.get("manager")))
+        )
     return out

@@ -274,10 +274,39 @@ _CACHE_SIZE = 2048
 
 
 def _meta_fields(meta: Any) -> FieldSet | None:
+    """The field set of a new object's metadata, memoised by its shape (the names of its fields and
+    of their keys: label values, which differ per object, do not change it), so objects of one kind
+    share one (a node's labels differ only in the hostname's value)."""
     if not isinstance(meta, dict):
         return {}
+    shape: list[Any] = []
+    for k, v in meta.items():
+        if k in _SKIP_META:
+            continue
+        if isinstance(v, dict):
+            shape.append((k, *v))
+        elif isinstance(v, list):
+            try:
+                shape.append((k, orjson.dumps(v)))
+            except TypeError:
+                return _fresh_meta_fields(meta)
+        else:
+            shape.append(k)
+    key = tuple(shape)
+    got = _META.get(key)
+    if got is None:
+        if len(_META) >= _CACHE_SIZE:
+            _META.clear()
+        got = _META[key] = _fresh_meta_fields(meta)
+    return got
+
+
+def _fresh_meta_fields(meta: Obj) -> FieldSet | None:
     out = {f"f:{k}": _fields(v, k) for k, v in meta.items() if k not in _SKIP_META}
     return out or None
+
+
+_META: dict[tuple[Any, ...], FieldSet | None] = {}
 
 
 def _meta_diff(a: Any, b: Any) -> tuple[FieldSet | None, FieldSet | None]:
@@ -405,7 +434,7 @@ def _apply(
     if removed:
         mine = _subtract(mine, removed)
     if changed:
-        mine = _union(mine, changed)
+        mine = _union(mine, changed) if mine else changed
     if mine:
         entry: Obj = {
             "manager": manager,

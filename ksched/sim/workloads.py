@@ -9,12 +9,15 @@ spread. Generated objects are fresh dicts, safe to hand to :meth:`Store.create` 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ksched.bounded import OBJECT_LIMIT, load_yaml, read_bytes
+
+from ksched.sim._clock import rfc3339
 
 Obj = dict[str, Any]
 
@@ -39,11 +42,7 @@ def node_template(
         "kind": "Node",
         "metadata": {"labels": dict(labels or {})},
         "spec": {"taints": list(taints)} if taints else {},
-        "status": {
-            "capacity": capacity,
-            "conditions": [{"type": "Ready", "status": "True"}],
-            "phase": "Running",
-        },
+        "status": {"capacity": capacity, "phase": "Running"},
     }
 
 
@@ -146,11 +145,21 @@ def _copier(template: Obj) -> Any:
 
 
 def make_nodes(
-    count: int, template: Obj | None = None, zones: int = 0, *, name_prefix: str = "node-", start: int = 0
+    count: int,
+    template: Obj | None = None,
+    zones: int = 0,
+    *,
+    name_prefix: str = "node-",
+    start: int = 0,
+    now: float | None = None,
 ) -> list[Obj]:
-    """``count`` Nodes named ``{name_prefix}{i}`` with hostname/os/arch labels, allocatable = capacity,
-    a Ready condition and, if ``zones`` > 0, round-robin ``topology.kubernetes.io/zone`` labels."""
+    """``count`` Nodes named ``{name_prefix}{i}`` with the status a kubelet reports (see
+    :func:`_node_status`) and, if ``zones`` > 0, round-robin ``topology.kubernetes.io/zone`` labels.
+
+    ``now`` (epoch seconds, default the wall clock) stamps the conditions' heartbeat and transition.
+    """
     copy = _copier(template or DEFAULT_NODE)
+    stamp = rfc3339(time.time() if now is None else now)
     out = []
     for i in range(start, start + count):
         node = copy()
@@ -159,26 +168,69 @@ def make_nodes(
         meta.pop("generateName", None)
         meta["name"] = name
         labels = meta.setdefault("labels", {})
-        labels.setdefault(HOSTNAME_LABEL, name)
-        labels.setdefault("kubernetes.io/os", "linux")
-        labels.setdefault("kubernetes.io/arch", "amd64")
+        for key, value in _kubelet_labels(name):
+            labels.setdefault(key, value)
         if zones > 0:
             labels[ZONE_LABEL] = f"zone-{i % zones}"
             labels.setdefault(REGION_LABEL, "region-1")
-        status = node.setdefault("status", {})
-        capacity = status.setdefault("capacity", dict(DEFAULT_NODE["status"]["capacity"]))
-        status.setdefault("allocatable", dict(capacity))
-        status.setdefault("conditions", [{"type": "Ready", "status": "True"}])
-        status.setdefault(
-            "addresses",
-            [
-                {"type": "InternalIP", "address": f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"},
-                {"type": "Hostname", "address": name},
-            ],
-        )
-        status.setdefault("nodeInfo", _node_info(i))
+        _node_status(node.setdefault("status", {}), i, name, stamp)
         out.append(node)
     return out
+
+
+def _kubelet_labels(name: str) -> tuple[tuple[str, str], ...]:
+    """The labels a kubelet sets on its Node (hostname, os, arch and their deprecated beta names)."""
+    return (
+        (HOSTNAME_LABEL, name),
+        ("kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("beta.kubernetes.io/os", "linux"),
+        ("beta.kubernetes.io/arch", "amd64"),
+    )
+
+
+_CONDITIONS = (
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+)
+"""A healthy kubelet's node conditions (type, status, reason, message), in the kubelet's order."""
+
+
+def _node_status(status: Obj, i: int, name: str, stamp: str) -> None:
+    """Fill what a kubelet reports and the template left out: capacity and allocatable, the four
+    conditions with heartbeat and transition times, addresses, daemonEndpoints and nodeInfo."""
+    capacity = status.setdefault("capacity", dict(DEFAULT_NODE["status"]["capacity"]))
+    status.setdefault("allocatable", dict(capacity))
+    given = status.get("conditions") or []
+    have = {c.get("type") for c in given if isinstance(c, dict)}
+    conditions = [
+        {
+            "type": t,
+            "status": s,
+            "lastHeartbeatTime": stamp,
+            "lastTransitionTime": stamp,
+            "reason": r,
+            "message": m,
+        }
+        for t, s, r, m in _CONDITIONS
+        if t not in have
+    ]
+    for c in given:
+        if isinstance(c, dict):
+            c.setdefault("lastHeartbeatTime", stamp)
+            c.setdefault("lastTransitionTime", stamp)
+    status["conditions"] = [*conditions, *given]
+    status.setdefault(
+        "addresses",
+        [
+            {"type": "InternalIP", "address": f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"},
+            {"type": "Hostname", "address": name},
+        ],
+    )
+    status.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 10250}})
+    status.setdefault("nodeInfo", _node_info(i))
 
 
 def _node_info(i: int) -> Obj:

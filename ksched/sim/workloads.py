@@ -16,7 +16,6 @@ from typing import Any
 import orjson
 
 from ksched.bounded import OBJECT_LIMIT, load_yaml, read_bytes
-
 from ksched.sim._clock import rfc3339
 
 Obj = dict[str, Any]

@@ -336,7 +336,10 @@ class ApiServer:
         if req.rtype.namespaced and req.namespace is None:
             raise st.StatusError(405, "create must name a namespace in the path", reason="MethodNotAllowed")
         warn = fv.check(req.rtype, body, fv.directive(req.query, "CreateOptions"))
-        if (body.get("metadata") or {}).get("resourceVersion"):  # etcd3's ErrResourceVersionSetOnCreate
+        if (
+            isinstance((body.get("metadata") or {}).get("resourceVersion"), str)
+            and body["metadata"]["resourceVersion"]
+        ):  # etcd3's ErrResourceVersionSetOnCreate (one of another type fails to decode first)
             raise st.StatusError(500, "resourceVersion should not be set on objects to be created", reason="")
         obj = self.store.create(
             req.rtype, body, namespace=req.namespace, copy=False, manager=_manager(request, req)
@@ -345,7 +348,9 @@ class ApiServer:
 
     async def _update(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
         body = self._check_body(req, await read_json(request))
-        body.setdefault("metadata", {})["name"] = req.name
+        if body.get("metadata") is None:  # JSON null decodes as an empty ObjectMeta
+            body["metadata"] = {}
+        body["metadata"]["name"] = req.name
         warn = fv.check(req.rtype, body, fv.directive(req.query, "UpdateOptions"))
         obj = self.store.update(
             req.rtype,

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from ksched.sim import _decode_types as decode_types
 from ksched.sim import _field_validation as fv
 from ksched.sim import _managed_fields as managed_fields
 from ksched.sim import _status as st
@@ -377,6 +378,7 @@ class ApiServer:
             meta = new["metadata"]
             check_preconditions(rtype, cur, meta.get("uid"), meta.get("resourceVersion"))
             if "status" in rtype.subresources:
+                decode_types.check_discarded(rtype, new, cur, status_write=sub == "status")
                 if sub == "status":
                     return {**cur, "status": new.get("status", {})}
                 if "status" in cur:

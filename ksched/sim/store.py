@@ -410,6 +410,8 @@ class Store:
         def replace(cur: Obj) -> Obj:
             check_preconditions(rtype, cur, meta.get("uid"), meta.get("resourceVersion"))
             cm = cur["metadata"]
+            if "status" in rtype.subresources:
+                decode_types.check_discarded(rtype, obj, cur, status_write=subresource == "status")
             if subresource == "status":
                 return {**cur, "status": obj.get("status", {})}
             new = dict(obj)

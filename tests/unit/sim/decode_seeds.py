@@ -33,8 +33,12 @@ SPECS: dict[str, dict[str, Any]] = {
         "spec": {"replicas": 1, "serviceName": "s", "selector": _SELECTOR, "template": _TEMPLATE}
     },
     "replicationcontrollers": {"spec": {"replicas": 1, "selector": {"app": "a"}, "template": _TEMPLATE}},
-    "clusterroles.rbac.authorization.k8s.io": {"rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]},
-    "roles.rbac.authorization.k8s.io": {"rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]},
+    "clusterroles.rbac.authorization.k8s.io": {
+        "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]
+    },
+    "roles.rbac.authorization.k8s.io": {
+        "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]
+    },
     "clusterrolebindings.rbac.authorization.k8s.io": {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
         "subjects": [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}],

@@ -42,8 +42,23 @@ class _Refused(Exception):
     """Raised by a checker; the explainer then says why."""
 
 
+class DecodeRefusal(st.StatusError):
+    """The 400 of a body that does not decode; ``decoder_message`` is the decoder's own text.
+
+    A patch handler answers the same failure as upstream's ``patch`` field error instead
+    (:func:`ksched.sim._field_validation.patch_refusal`), from ``decoder_message``.
+    """
+
+    def __init__(self, rtype: ResourceType, decoder_message: str) -> None:
+        k = rtype.kind
+        super().__init__(
+            400, f'{k} in version "{rtype.version}" cannot be handled as a {k}: {decoder_message}'
+        )
+        self.decoder_message = decoder_message
+
+
 def check(rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
-    """Raise StatusError 400 if ``obj`` would not decode as ``rtype``'s Go type.
+    """Raise :class:`DecodeRefusal` (400) if ``obj`` would not decode as ``rtype``'s Go type.
 
     ``old`` (an update's stored object) lets unchanged subtrees go unchecked.
     """
@@ -57,10 +72,7 @@ def check(rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None =
         assert node is not None
         msg = explain(node, obj)
         if msg is not None:
-            k = rtype.kind
-            raise st.bad_request(
-                f'{k} in version "{rtype.version}" cannot be handled as a {k}: {msg}'
-            ) from None
+            raise DecodeRefusal(rtype, msg) from None
 
 
 def check_discarded(rtype: ResourceType, body: Any, cur: dict[str, Any], *, status_write: bool) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from ksched.sim import _decode_schema as ds
+from ksched.sim import _decode_types as decode_types
 from ksched.sim import _status as st
 from ksched.sim._patch import STRATEGIC
 from ksched.sim._resources import ResourceType
@@ -115,5 +116,10 @@ def check(rtype: ResourceType, obj: Any, mode: str, refuse: Refusal | None = Non
         return {}
     fields = [f'unknown field "{f}"' for f in unknown]
     if mode == "Strict":
-        raise (refuse or decode_refusal(rtype))("strict decoding error: " + ", ".join(fields))
+        refusal = refuse or decode_refusal(rtype)
+        try:  # a wrong type is fatal to the decoder; unknown fields only count when it decodes
+            decode_types.check(rtype, obj)
+        except decode_types.DecodeRefusal as exc:
+            raise refusal(exc.decoder_message) from None
+        raise refusal("strict decoding error: " + ", ".join(fields))
     return {"Warning": ", ".join('299 - "' + f.replace('"', '\\"') + '"' for f in fields)}

@@ -368,10 +368,11 @@ class ApiServer:
         ctype = request.headers.get("Content-Type", "")
         rtype = req.rtype
         mode, warn = fv.directive(req.query, "PatchOptions"), {}
+        patched: Any = None
 
         def apply(cur: Obj) -> Obj:
-            nonlocal warn
-            new = apply_patch(ctype, cur, patch)
+            nonlocal warn, patched
+            new = patched = apply_patch(ctype, cur, patch)
             warn = fv.check(rtype, new, mode, fv.patch_refusal(ctype, patch, new))
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
                 raise st.StatusError(422, "the patch produced an object without metadata", reason="Invalid")
@@ -387,9 +388,12 @@ class ApiServer:
                     new.pop("status", None)
             return new
 
-        obj = self.store.mutate(
-            rtype, req.name, req.namespace or "", apply, subresource=sub, manager=_manager(request, req)
-        )
+        try:
+            obj = self.store.mutate(
+                rtype, req.name, req.namespace or "", apply, subresource=sub, manager=_manager(request, req)
+            )
+        except decode_types.DecodeRefusal as exc:  # upstream reports it on the patch, not the body
+            raise fv.patch_refusal(ctype, patch, patched)(exc.decoder_message) from None
         return json_response(obj, headers=warn)
 
     def _delete_options(self, req: Req, body: Any) -> tuple[int | None, str | None, str | None]:

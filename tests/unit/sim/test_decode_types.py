@@ -246,3 +246,27 @@ def test_no_kind_answers_500_to_a_body_of_wrong_types(sim: SimCluster, rtype: Re
         for ctype in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
             code, _, reply = request(sim.url, "PATCH", item, json.dumps({key: value}), ctype)
             assert code < 500, (key, value, ctype, reply)
+
+
+def test_a_patch_that_breaks_a_type_is_a_422_on_the_patch(sim: SimCluster) -> None:
+    coll = "/api/v1/namespaces/default/configmaps"
+    request(sim.url, "POST", coll, json.dumps({"metadata": {"name": "patched"}, "data": {"k": "v"}}))
+    code, _, body = request(
+        sim.url, "PATCH", f"{coll}/patched", json.dumps({"data": {"k": 1}}), "application/merge-patch+json"
+    )
+    assert (code, body["reason"]) == (422, "Invalid")
+    (cause,) = body["details"]["causes"]
+    assert cause["field"] == "patch"
+    assert cause["message"].endswith(
+        ": json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+    )
+
+
+def test_under_strict_validation_a_wrong_type_wins_over_unknown_fields(sim: SimCluster) -> None:
+    body = {"metadata": {"name": "strict"}, "bogus": 1, "data": {"k": 1}}
+    path = "/api/v1/namespaces/default/configmaps?fieldValidation=Strict"
+    code, _, reply = request(sim.url, "POST", path, json.dumps(body))
+    assert code == 400
+    assert reply["message"].endswith(
+        "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+    )

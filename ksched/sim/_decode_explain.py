@@ -20,8 +20,8 @@ would echo the literal.
 from __future__ import annotations
 
 import binascii
-import calendar
 import json
+import re
 from typing import Any
 
 from ksched.errors import QuantityError
@@ -193,6 +193,35 @@ def _digits(s: str, n: int, fixed: bool) -> int:
     return got
 
 
+_CLOCK = r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
+_ZONE = r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
+_WELL_FORMED = (
+    re.compile(_CLOCK + r"(?:[.,][0-9]+)?" + _ZONE),
+    re.compile(_CLOCK + r"\.[0-9]{6}" + _ZONE),
+)
+
+
+def time_ok(value: str, *, micro: bool) -> bool:
+    """Whether Go's ``time.Parse`` takes ``value``: a regular expression for the usual shape, the
+    element-by-element parse (:func:`time_error`) for anything else."""
+    m = _WELL_FORMED[micro].fullmatch(value)
+    if m is None:
+        return time_error(value, micro=micro) is None
+    year, month, day, hour, minute, second = map(int, m.groups())
+    if not (1 <= month <= 12 and hour < 24 and minute < 60 and second < 60):
+        return False
+    return 1 <= day <= _days_in(year, month)
+
+
+def _days_in(year: int, month: int) -> int:
+    if month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
+        return 29
+    return _MONTH_DAYS[month - 1]
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def time_error(value: str, *, micro: bool) -> str | None:
     """Go's ``time.Parse(RFC3339[Micro], value)`` error text, or ``None`` if it parses."""
     layout = RFC3339_MICRO if micro else RFC3339
@@ -229,7 +258,7 @@ def time_error(value: str, *, micro: bool) -> str | None:
     if zone_error is not None:
         return zone_error
     year, month, day = parts[0], parts[1], parts[2]
-    if day > calendar.monthrange(year or 2000, month)[1]:
+    if day > _days_in(year, month):
         return f"parsing time {_quote(value)}: day out of range"
     return None
 

@@ -27,7 +27,7 @@ from ksched.errors import QuantityError
 from ksched.model.quantity import parse_quantity
 from ksched.sim import _decode_schema as ds
 from ksched.sim import _status as st
-from ksched.sim._decode_explain import base64_error, explain, time_error
+from ksched.sim._decode_explain import base64_error, explain, time_ok
 from ksched.sim._resources import ResourceType
 
 Check = Callable[[Any, Any], None]
@@ -231,11 +231,12 @@ def _timestamp(value: Any, old: Any) -> None:
 
 @functools.lru_cache(maxsize=1024)
 def _timestamp_ok(text: str) -> bool:
-    return time_error(text, micro=False) is None
+    """Cached: a batch of writes shares its timestamps (one clock second)."""
+    return time_ok(text, micro=False)
 
 
 def _micro_timestamp(value: Any, old: Any) -> None:
-    if type(value) is not str or time_error(value, micro=True) is not None:
+    if type(value) is not str or not time_ok(value, micro=True):
         raise _Refused
 
 

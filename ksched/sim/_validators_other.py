@@ -104,13 +104,13 @@ def validate_lease(errs: Errors, obj: Obj, old: Obj | None, subresource: str) ->
     if transitions is not None and transitions < 0:
         errs.invalid("spec.leaseTransitions", transitions, "must be greater than or equal to 0")
     strategy = spec.get("strategy")
-    if strategy is not None:
+    if strategy is not None:  # upstream names the field twice: spec.strategy.strategy
         if "/" not in strategy:
             if strategy not in _LEASE_STRATEGIES:
-                errs.not_supported("spec.strategy", strategy, _LEASE_STRATEGIES)
+                errs.not_supported("spec.strategy.strategy", strategy, _LEASE_STRATEGIES)
         else:
             for msg in qualified_name_errors(strategy):
-                errs.invalid("spec.strategy", strategy, msg)
+                errs.invalid("spec.strategy.strategy", strategy, msg)
     if spec.get("preferredHolder") and not strategy:
         errs.forbidden("spec.preferredHolder", "may only be specified if `strategy` is defined")
 

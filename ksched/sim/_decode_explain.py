@@ -152,7 +152,7 @@ class _Walk:
 _LEAF = {
     ds.STRING: _Walk.scalar,
     ds.BOOL: _Walk.scalar,
-    "float64": _Walk.scalar,
+    ds.FLOAT64: _Walk.scalar,
     ds.INT32: _Walk.integer,
     ds.INT64: _Walk.integer,
     ds.QUANTITY: _Walk.quantity,

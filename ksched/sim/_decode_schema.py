@@ -20,7 +20,7 @@ from typing import Any
 from ksched.sim import _openapi as oa
 
 STRUCT, MAP, LIST, ANY = "struct", "map", "list", "any"
-STRING, BOOL, INT32, INT64, BYTES = "string", "bool", "int32", "int64", "bytes"
+STRING, BOOL, INT32, INT64, FLOAT64, BYTES = "string", "bool", "int32", "int64", "float64", "bytes"
 QUANTITY, INT_OR_STRING, TIME, MICRO_TIME = "quantity", "intstr", "time", "microtime"
 
 _SPECIAL = {
@@ -102,7 +102,7 @@ class _Compiler:
             kind = INT32 if fmt == "int32" else INT64
             return Node(kind, kind)
         if typ == "number":
-            return Node("float64", "float64")
+            return Node(FLOAT64, "float64")
         return Node(ANY, "")
 
 

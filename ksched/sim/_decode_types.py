@@ -259,7 +259,7 @@ _LEAVES: dict[str, Check] = {
     ds.BOOL: _boolean,
     ds.INT32: _integer(*_INT32),
     ds.INT64: _integer(*_INT64),
-    "float64": _number,
+    ds.FLOAT64: _number,
     ds.QUANTITY: _quantity,
     ds.INT_OR_STRING: _int_or_string,
     ds.TIME: _timestamp,

@@ -79,7 +79,7 @@ def admit_update(
 ) -> None:
     """The same for a write replacing ``old`` by ``new`` (both in the stored shape, ``rtype`` as named)."""
     stored = BY_KEY[rtype.storage_key]
-    decode_types.check(stored, new)
+    decode_types.check(stored, new, old)
     defaults.apply(stored, new, old)
     if rtype.key == events_api.EVENTS_V1:
         events_api.validate_update(new, old)

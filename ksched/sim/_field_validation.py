@@ -6,10 +6,10 @@ refuses the write (``strict decoding error: unknown field "spec.foo"``: 400 for 
 422 on the ``patch`` field for a patch), ``Warn`` (the default)
 answers with a ``Warning: 299`` header per field, ``Ignore`` says nothing. The sim's OpenAPI
 documents declare the parameter, which makes kubectl leave validation of single objects to the
-server; this module is what honours it. The types are upstream's definitions
-(:mod:`ksched.sim._openapi`), walked the way the decoder walks a struct: object properties by
-name, ``additionalProperties`` for map values, ``items`` for list elements; a schema without
-properties (``RawExtension``, ``FieldsV1``) takes anything.
+server; this module is what honours it. The types are upstream's definitions compiled once
+(:mod:`ksched.sim._decode_schema`, shared with the decoder's type checks), walked the way the
+decoder walks a struct: fields by name, map values, list elements; a type without fields
+(``RawExtension``, ``FieldsV1``) takes anything.
 
 Not covered: duplicate JSON keys (the JSON parser keeps the last one before this sees the body).
 """
@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from ksched.sim import _openapi as oa
+from ksched.sim import _decode_schema as ds
+from ksched.sim import _decode_types as decode_types
 from ksched.sim import _status as st
 from ksched.sim._patch import STRATEGIC
 from ksched.sim._resources import ResourceType
@@ -29,31 +30,24 @@ from ksched.sim._resources import ResourceType
 DIRECTIVES = ("Ignore", "Strict", "Warn")
 
 
-def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in schema:
-        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
-    return schema
-
-
-def _walk(schema: dict[str, Any], value: Any, path: str, defs: dict[str, Any], out: list[str]) -> None:
+def _walk(node: ds.Node, value: Any, path: str, out: list[str]) -> None:
     """Collect the unknown fields under ``value`` into ``out`` and drop them from it."""
-    schema = _resolve(schema, defs)
     if isinstance(value, dict):
-        props = schema.get("properties")
-        if props is not None:
+        if node.kind == ds.STRUCT:
+            props = node.props
             for key in list(value):
                 sub = f"{path}.{key}" if path else key
                 if key in props:
-                    _walk(props[key], value[key], sub, defs, out)
+                    _walk(props[key], value[key], sub, out)
                 else:
                     out.append(sub)
                     del value[key]
-        elif isinstance(schema.get("additionalProperties"), dict):
+        elif node.kind == ds.MAP and node.item is not None:
             for key, item in value.items():
-                _walk(schema["additionalProperties"], item, f"{path}[{key}]", defs, out)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+                _walk(node.item, item, f"{path}[{key}]", out)
+    elif isinstance(value, list) and node.kind == ds.LIST and node.item is not None:
         for i, item in enumerate(value):
-            _walk(schema["items"], item, f"{path}[{i}]", defs, out)
+            _walk(node.item, item, f"{path}[{i}]", out)
 
 
 def directive(query: dict[str, str], options_kind: str) -> str:
@@ -113,15 +107,19 @@ def check(rtype: ResourceType, obj: Any, mode: str, refuse: Refusal | None = Non
     Returns the response headers that carry the warnings (``Warn``); under ``Strict`` raises
     ``refuse``'s error (:func:`decode_refusal`'s when not given: the body of a create or update).
     """
-    defs = oa.definitions()
-    name = oa.by_gvk().get((rtype.group, rtype.version, rtype.kind))
-    if name is None or not isinstance(obj, dict):
+    node = ds.kind_node(rtype.group, rtype.version, rtype.kind)
+    if node is None or not isinstance(obj, dict):
         return {}
     unknown: list[str] = []
-    _walk(defs[name], obj, "", defs, unknown)
+    _walk(node, obj, "", unknown)
     if not unknown or mode == "Ignore":
         return {}
     fields = [f'unknown field "{f}"' for f in unknown]
     if mode == "Strict":
-        raise (refuse or decode_refusal(rtype))("strict decoding error: " + ", ".join(fields))
+        refusal = refuse or decode_refusal(rtype)
+        try:  # a wrong type is fatal to the decoder; unknown fields only count when it decodes
+            decode_types.check(rtype, obj)
+        except decode_types.DecodeRefusal as exc:
+            raise refusal(exc.decoder_message) from None
+        raise refusal("strict decoding error: " + ", ".join(fields))
     return {"Warning": ", ".join('299 - "' + f.replace('"', '\\"') + '"' for f in fields)}

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from ksched.sim import _decode_types as decode_types
 from ksched.sim import _field_validation as fv
 from ksched.sim import _managed_fields as managed_fields
 from ksched.sim import _status as st
@@ -349,7 +350,10 @@ class ApiServer:
         if req.rtype.namespaced and req.namespace is None:
             raise st.StatusError(405, "create must name a namespace in the path", reason="MethodNotAllowed")
         warn = fv.check(req.rtype, body, fv.directive(req.query, "CreateOptions"))
-        if (body.get("metadata") or {}).get("resourceVersion"):  # etcd3's ErrResourceVersionSetOnCreate
+        if (
+            isinstance((body.get("metadata") or {}).get("resourceVersion"), str)
+            and body["metadata"]["resourceVersion"]
+        ):  # etcd3's ErrResourceVersionSetOnCreate (one of another type fails to decode first)
             raise st.StatusError(500, "resourceVersion should not be set on objects to be created", reason="")
         obj = self.store.create(
             req.rtype, body, namespace=req.namespace, copy=False, manager=_manager(request, req)
@@ -358,7 +362,9 @@ class ApiServer:
 
     async def _update(self, request: web.BaseRequest, req: Req, sub: str = "") -> web.Response:
         body = self._check_body(req, await read_json(request))
-        body.setdefault("metadata", {})["name"] = req.name
+        if body.get("metadata") is None:  # JSON null decodes as an empty ObjectMeta
+            body["metadata"] = {}
+        body["metadata"]["name"] = req.name
         warn = fv.check(req.rtype, body, fv.directive(req.query, "UpdateOptions"))
         obj = self.store.update(
             req.rtype,
@@ -375,16 +381,18 @@ class ApiServer:
         ctype = request.headers.get("Content-Type", "")
         rtype = req.rtype
         mode, warn = fv.directive(req.query, "PatchOptions"), {}
+        patched: Any = None
 
         def apply(cur: Obj) -> Obj:
-            nonlocal warn
-            new = apply_patch(ctype, cur, patch)
+            nonlocal warn, patched
+            new = patched = apply_patch(ctype, cur, patch)
             warn = fv.check(rtype, new, mode, fv.patch_refusal(ctype, patch, new))
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
                 raise st.StatusError(422, "the patch produced an object without metadata", reason="Invalid")
             meta = new["metadata"]
             check_preconditions(rtype, cur, meta.get("uid"), meta.get("resourceVersion"))
             if "status" in rtype.subresources:
+                decode_types.check_discarded(rtype, new, cur, status_write=sub == "status")
                 if sub == "status":
                     return {**cur, "status": new.get("status", {})}
                 if "status" in cur:
@@ -393,9 +401,12 @@ class ApiServer:
                     new.pop("status", None)
             return new
 
-        obj = self.store.mutate(
-            rtype, req.name, req.namespace or "", apply, subresource=sub, manager=_manager(request, req)
-        )
+        try:
+            obj = self.store.mutate(
+                rtype, req.name, req.namespace or "", apply, subresource=sub, manager=_manager(request, req)
+            )
+        except decode_types.DecodeRefusal as exc:  # upstream reports it on the patch, not the body
+            raise fv.patch_refusal(ctype, patch, patched)(exc.decoder_message) from None
         return json_response(obj, headers=warn)
 
     def _delete_options(self, req: Req, body: Any) -> tuple[int | None, str | None, str | None]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ksched.sim import _decode_types as decode_types
 from ksched.sim import _status as st
 from ksched.sim._access import Access
 from ksched.sim._authn import with_authenticated
@@ -120,6 +121,7 @@ class Reviews:
             raise st.bad_request(
                 f"the kind of the object ({kind}) does not match the resource ({req.rtype.kind})"
             )
+        decode_types.check(req.rtype, body)
         spec = body.get("spec") or {}
         if not isinstance(spec, dict):
             raise st.bad_request("spec must be an object")

@@ -34,11 +34,12 @@ from typing import Any
 import orjson
 
 from ksched.sim import _admission as admission
+from ksched.sim import _decode_types as decode_types
 from ksched.sim import _status as st
 from ksched.sim import _storage_api as storage_api
 from ksched.sim._clock import Clock, SystemClock, rfc3339
 from ksched.sim._convert import field_path, from_storage, to_storage
-from ksched.sim._resources import RESOURCES, ResourceType, resolve
+from ksched.sim._resources import BY_KEY, RESOURCES, ResourceType, resolve
 from ksched.sim._selectors import ObjectFilter
 
 Obj = dict[str, Any]
@@ -315,6 +316,10 @@ class Store:
             meta["namespace"] = namespace or meta.get("namespace") or "default"
         else:
             meta.pop("namespace", None)
+        if not isinstance(meta.get("name", ""), str | None) or not isinstance(
+            meta.get("generateName", ""), str | None
+        ):
+            decode_types.check(BY_KEY[rtype.storage_key], obj)  # the decoder refuses these before naming
         with self.lock:
             if not meta.get("name"):
                 prefix = meta.get("generateName")
@@ -405,6 +410,8 @@ class Store:
         def replace(cur: Obj) -> Obj:
             check_preconditions(rtype, cur, meta.get("uid"), meta.get("resourceVersion"))
             cm = cur["metadata"]
+            if "status" in rtype.subresources:
+                decode_types.check_discarded(rtype, obj, cur, status_write=subresource == "status")
             if subresource == "status":
                 return {**cur, "status": obj.get("status", {})}
             new = dict(obj)

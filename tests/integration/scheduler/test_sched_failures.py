@@ -24,6 +24,7 @@ from sched_harness import (
 )
 
 from ksched.sim import SimCluster
+from ksched.sim import _decode_types as decode_types
 from ksched.sim.workloads import make_nodes, node_template, pod_template
 
 StartScheduler = Callable[..., InProcessScheduler]
@@ -117,10 +118,12 @@ def test_sched_gated_pod_waits_until_the_gate_is_removed(
 
 
 def test_sched_invalid_quantity_reported_and_others_still_scheduled(
-    sim: SimCluster, start_scheduler: StartScheduler
+    sim: SimCluster, start_scheduler: StartScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sim.add_nodes(2)
-    # The store takes anything (kube-apiserver would refuse this pod; an informer may still meet one).
+    # kube-apiserver's decoder (and the sim's) refuses this pod; an informer may still meet one,
+    # so it is stored past that check.
+    monkeypatch.setattr(decode_types, "check", lambda *_args: None)
     bad = pod_template(cpu="abc", memory="100Mi")
     _create_pod(sim, "bad-cpu", bad)
     sim.add_pods(5, pod_template(cpu="100m", memory="100Mi"))

@@ -26,16 +26,34 @@ from ksched.sim.workloads import node_template, pod_template
 StartScheduler = Callable[..., InProcessScheduler]
 ZONE = "topology.kubernetes.io/zone"
 
+
+def _template(app: str) -> dict[str, Any]:
+    """A pod template the owner's selector selects (kube-apiserver refuses an owner without one)."""
+    return {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+
+
 WORKLOADS: list[tuple[str, dict[str, Any]]] = [
-    ("services", {"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}}),
-    ("replicationcontrollers", {"metadata": {"name": "rc1"}, "spec": {"selector": {"app": "rc"}}}),
+    (
+        "services",
+        {"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
+    ),
+    (
+        "replicationcontrollers",
+        {"metadata": {"name": "rc1"}, "spec": {"selector": {"app": "rc"}, "template": _template("rc")}},
+    ),
     (
         "replicasets.apps",
-        {"metadata": {"name": "rs1"}, "spec": {"selector": {"matchLabels": {"app": "web"}}}},
+        {
+            "metadata": {"name": "rs1"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": _template("web")},
+        },
     ),
     (
         "statefulsets.apps",
-        {"metadata": {"name": "ss1"}, "spec": {"selector": {"matchLabels": {"app": "db"}}}},
+        {
+            "metadata": {"name": "ss1"},
+            "spec": {"selector": {"matchLabels": {"app": "db"}}, "template": _template("db")},
+        },
     ),
 ]
 

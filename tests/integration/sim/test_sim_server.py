@@ -46,6 +46,8 @@ def test_expect_100_continue_gets_the_interim_response(sim: SimCluster) -> None:
 
 
 def test_a_body_over_one_mebibyte_is_accepted(sim: SimCluster) -> None:
-    data = {"metadata": {"name": "huge"}, "data": {"k": "x" * (3 * 1024 * 1024)}}
-    code, _, body = request(sim.url, "POST", "/api/v1/namespaces/default/configmaps", json.dumps(data))
+    # A Lease's holder has no size limit (a ConfigMap's data has one of 1 MiB).
+    data = {"metadata": {"name": "huge"}, "spec": {"holderIdentity": "x" * (3 * 1024 * 1024)}}
+    path = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+    code, _, body = request(sim.url, "POST", path, json.dumps(data))
     assert code == 201, body

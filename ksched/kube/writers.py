@@ -12,6 +12,7 @@ from typing import Any
 
 from ksched.errors import Conflict, NotFound
 from ksched.kube.client import ApiClient
+from ksched.model.limits import truncate_note
 
 DEFAULT_REPORTING_CONTROLLER = "default-scheduler"
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
@@ -119,7 +120,7 @@ def event_body(
         "reportingInstance": reporting_instance,
         "action": action,
         "reason": reason,
-        "note": note[:1024],  # the API rejects notes longer than 1 kB
+        "note": truncate_note(note),  # the API rejects notes longer than 1,024 bytes
         "type": event_type,
         "regarding": regarding,
     }

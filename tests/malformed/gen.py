@@ -237,11 +237,11 @@ def valid_extreme(rng: random.Random, n: int) -> ObjectEntry:
             {"key": f"example.com/t{i}", "operator": "Equal", "value": str(i), "effect": "NoSchedule"}
             for i in range(rng.choice([100, 1000, 10000]))
         ]
-    elif choice == 1:  # quantities near int64's limit: unschedulable, never an overflow
+    elif choice == 1:  # quantities at int64's limit (in the unit ksched counts): unschedulable
         spec["containers"][0]["resources"] = {
             "requests": {
-                "cpu": rng.choice(["9223372036854775807m", "9223372036854775807", "8Ei"]),
-                "memory": rng.choice(["9223372036854775807", "8Ei", "7Ei"]),
+                "cpu": rng.choice(["9223372036854775807m", "9223372036854775m", "9223372036854775"]),
+                "memory": rng.choice(["9223372036854775807", "7Ei", "9223372036854775807000m"]),
             },
         }
     elif choice == 2:  # the most extended resources a pod may ask for, names at their longest
@@ -250,6 +250,17 @@ def valid_extreme(rng: random.Random, n: int) -> ObjectEntry:
     else:  # an annotation at the size limit, with bytes terminals interpret
         meta["annotations"] = {"a": "\0\x1b[2J\u202e" + "x" * (262144 - 1 - 6)}
     return entry("valid_extreme", n, obj, field=None, code=201)
+
+
+def valid_overflow(rng: random.Random, n: int) -> ObjectEntry:
+    """Quantities the API server accepts but whose milli-value passes int64 (``8Ei`` cores): upstream's
+    ``MilliValue`` wraps silently; ksched reports the pod with a SchedulerError naming the value. The
+    run sends them (they must not break anything); the property test, which asks for Unschedulable,
+    does not."""
+    obj = pod(f"o-{n}")
+    cpu = rng.choice(["9223372036854775807", "8Ei", "9300000000000000k"])
+    obj["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu, "memory": rng.choice(["8Ei", "1"])}}
+    return entry("valid_overflow", n, obj, field=None, code=201)
 
 
 MUTATIONS: tuple[Mutation, ...] = (
@@ -261,6 +272,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("no_name", True, no_name),
     Mutation("strict_unknown", True, strict_unknown),
     Mutation("valid_extreme", True, valid_extreme),
+    Mutation("valid_overflow", True, valid_overflow),
     Mutation("wrong_types", False, wrong_types),
     Mutation("out_of_range", False, out_of_range),
     Mutation("hostile_name", False, hostile_name),

@@ -105,6 +105,9 @@ class Api:
         self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
         self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
 
+    def close(self) -> None:
+        self.conn.close()
+
     def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
         """(status, decoded JSON or None); status 0 when the connection dropped."""
         headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -190,6 +193,7 @@ class Run:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(10)
+        self.api.close()
         self.cluster.stop()
 
     def send(self, e: ObjectEntry) -> dict[str, Any] | None:
@@ -275,7 +279,7 @@ class Run:
     def finish(self) -> Tally:
         """The counts only the end can give: double bindings, wrong writes, notes and logs."""
         t = self.tally
-        time.sleep(1.0)  # the last status patches and events
+        time.sleep(0.5)  # the last status patches and events
         t.double_bound = len(self.cluster.audit.double_bindings())
         for rec in self.cluster.writes.by_agent("ksched"):
             target = pod_target(rec.path)

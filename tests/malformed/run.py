@@ -164,6 +164,8 @@ class Run:
         self.log_path = tmp / "ksched.log"
         self.proc = self._start_scheduler()
         self._cursor = 0
+        self._bound_names: set[str] = set()
+        """Names of the pods the binding audit says were bound (read incrementally)."""
 
     def _start_scheduler(self) -> subprocess.Popen[bytes]:
         kubeconfig = self.cluster.write_kubeconfig(self.tmp / "kubeconfig")
@@ -248,9 +250,8 @@ class Run:
     def _bound(self, name: str) -> bool:
         records = self.cluster.audit.records(self._cursor)
         self._cursor += len(records)
-        self._seen = getattr(self, "_seen", set())
-        self._seen.update(r.name for r in records if r.result == "bound")
-        return name in self._seen
+        self._bound_names.update(r.name for r in records if r.result == "bound")
+        return name in self._bound_names
 
     def settle(self, created: dict[str, Any]) -> None:
         """Read an accepted object's condition message, then delete it."""

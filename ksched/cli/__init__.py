@@ -26,9 +26,11 @@ EXIT_BAD_INPUT = 2
 
 def _configure_logging(verbosity: int) -> None:
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity < 4 else logging.DEBUG
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    from ksched.cli.logsetup import BoundedFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(BoundedFormatter())  # every line bounded, as for ``run``
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:

@@ -6,6 +6,11 @@ kube-scheduler logs at V(0)-V(2)) and 4 or more adds DEBUG. Warnings and errors 
 ``ksched.scheduler.queue.scheduling_queue``) or last component matches ``pattern`` (shell-style
 ``*`` and ``?``, as klog's file patterns). ``json`` writes one object per line with klog's keys
 ``ts`` (seconds since the epoch), ``caller``, ``msg``, ``v`` (info) or ``err`` (errors).
+
+Every record is at most :data:`~ksched.model.limits.LOG_LINE_BYTES` once formatted, traceback
+included, in either format: messages are built from values a user controls (pod names, label
+values, extender replies), and one hostile value must not make a megabyte line. A cut record ends
+in `` ... (N more bytes)``; a cut JSON record stays one valid JSON object.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import sys
 from dataclasses import dataclass
 
 from ksched.cli.pflag import FlagError
+from ksched.model.limits import LOG_LINE_BYTES, bound_text, utf8_len
 
 DEBUG_FROM_V = 4
 
@@ -49,8 +55,26 @@ def parse_vmodule(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class BoundedFormatter(logging.Formatter):
+    """The text format, each record (traceback included) cut to ``limit`` bytes."""
+
+    def __init__(self, fmt: str = TEXT_FORMAT, *, limit: int = LOG_LINE_BYTES) -> None:
+        super().__init__(fmt)
+        self.limit = limit
+
+    def format(self, record: logging.LogRecord) -> str:
+        return bound_text(super().format(record), self.limit)
+
+
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line with klog's JSON keys."""
+    """One JSON object per line with klog's JSON keys, at most ``limit`` bytes."""
+
+    def __init__(self, *, limit: int = LOG_LINE_BYTES) -> None:
+        super().__init__()
+        self.limit = limit
 
     def format(self, record: logging.LogRecord) -> str:
         doc: dict[str, object] = {
@@ -59,10 +83,23 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
         }
         if record.levelno >= logging.ERROR:
-            doc["err"] = self.formatException(record.exc_info) if record.exc_info else record.getMessage()
+            doc["err"] = self.formatException(record.exc_info) if record.exc_info else doc["msg"]
         else:
             doc["v"] = 0 if record.levelno >= logging.INFO else DEBUG_FROM_V
-        return json.dumps(doc, ensure_ascii=False)
+        line = json.dumps(doc, ensure_ascii=False)
+        return line if len(line) * 4 <= self.limit else self._bounded(doc, line)
+
+    def _bounded(self, doc: dict[str, object], line: str) -> str:
+        """``line`` with its texts cut until it fits: escapes (a NUL is six bytes in JSON) make
+        the encoded size unknown until encoded, so each round halves the texts' budget."""
+        budget = self.limit
+        while utf8_len(line) > self.limit and budget > 64:
+            budget //= 2
+            for key in ("msg", "err"):
+                if isinstance(doc.get(key), str):
+                    doc[key] = bound_text(str(doc[key]), budget)
+            line = json.dumps(doc, ensure_ascii=False)
+        return line
 
 
 class _Below(logging.Filter):
@@ -76,11 +113,7 @@ class _Below(logging.Filter):
 
 def configure(settings: LogSettings) -> None:
     """Install the handlers and levels (the only place logging is configured for ``run``)."""
-    formatter: logging.Formatter = (
-        JsonFormatter()
-        if settings.format == "json"
-        else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    )
+    formatter: logging.Formatter = JsonFormatter() if settings.format == "json" else BoundedFormatter()
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)

@@ -48,6 +48,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ksched.model.limits import truncate_note
+
 FINISH_TIME_S: Final = 360.0
 """Upstream ``finishTime``: how long a series may go unobserved before it ends, and how often
 :meth:`EventSeriesCache.finish` runs."""
@@ -130,7 +132,7 @@ class _Cached:
         self.name: str = meta.get("name") or ""
         self.namespace: str = meta.get("namespace") or ""
         self.event_time: str = body.get("eventTime") or ""
-        self.note: str = body.get("note") or ""
+        self.note: str = truncate_note(body.get("note") or "")  # a series' writes stay valid too
         self.count = 1
         """1 while a singleton; the series count from the first repeat on."""
         self.last_observed = seen

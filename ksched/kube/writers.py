@@ -18,6 +18,7 @@ from typing import Any
 
 from ksched.errors import Conflict, NotFound
 from ksched.kube.client import ApiClient
+from ksched.model.limits import truncate_note
 from ksched.model.paths import event_path, events_path, lease_path, leases_path, pod_path
 
 DEFAULT_REPORTING_CONTROLLER = "default-scheduler"
@@ -127,7 +128,7 @@ def event_body(
         "reportingInstance": reporting_instance,
         "action": action,
         "reason": reason,
-        "note": note[:1024],  # the API rejects notes longer than 1 kB
+        "note": truncate_note(note),  # the API rejects notes longer than 1,024 bytes
         "type": event_type,
         "regarding": regarding,
     }

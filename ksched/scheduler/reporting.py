@@ -2,7 +2,8 @@
 
 Texts follow upstream exactly (reference §9): ``Scheduled`` / ``Successfully assigned NS/NAME to
 NODE`` on success; ``FailedScheduling`` with the FitError message on failure, the event note
-truncated to 1024 bytes with a trailing `` ...``, the condition carrying the full message; reason
+truncated to 1024 bytes with a trailing `` ...``, the condition carrying the message up to
+:data:`~ksched.model.limits.CONDITION_MESSAGE_BYTES` (cut ones say how many bytes were left out); reason
 ``Unschedulable`` for rejections and ``SchedulerError`` for everything else. Events are written
 through ``events.k8s.io/v1`` with the profile's scheduler name as the reporting controller, as
 kube-scheduler's event recorder does; ``regarding`` is the pod's reference with its
@@ -23,9 +24,10 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from ksched.kube.writers import event_body, pod_reference
+from ksched.model.limits import CONDITION_MESSAGE_BYTES, NOTE_BYTES, bound_text, truncate_note
 from ksched.model.pod import Pod
 
-NOTE_LENGTH_LIMIT: Final = 1024
+NOTE_LENGTH_LIMIT: Final = NOTE_BYTES
 REASON_UNSCHEDULABLE: Final = "Unschedulable"
 REASON_SCHEDULER_ERROR: Final = "SchedulerError"
 REASON_SCHEDULING_GATED: Final = "SchedulingGated"
@@ -46,15 +48,9 @@ def rfc3339(ts: float, *, micro: bool = False) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def truncate_note(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
-    """Upstream's ``truncateMessage``: at most ``limit`` bytes, cut ones ending in `` ...``."""
-    if len(message) * 4 <= limit:  # no character takes more than 4 bytes: short notes need no encoding
-        return message
-    raw = message.encode()
-    if len(raw) <= limit:
-        return message
-    suffix = " ..."
-    return raw[: limit - len(suffix)].decode(errors="ignore") + suffix
+def condition_message(message: str) -> str:
+    """A condition message as ksched writes it: at most :data:`CONDITION_MESSAGE_BYTES`."""
+    return bound_text(message, CONDITION_MESSAGE_BYTES)
 
 
 def scheduled_message(pod: Pod, node: str) -> str:
@@ -74,12 +70,14 @@ def scheduled_condition(pod: Pod, reason: str, message: str, now: float) -> tupl
     - A condition whose status differs: ``lastTransitionTime`` is now; with the same status it
       keeps the old one, so the patch leaves it out.
     - Only fields that differ are in the entry (with the merge key ``type``): the status,
-      reason, message, and ``observedGeneration``, which is the pod's ``metadata.generation``
-      (PodObservedGenerationTracking is GA in 1.35). ``lastProbeTime`` is never set by the
-      scheduler or the API server, so an existing condition's is null already.
+      reason, message (bounded: :func:`condition_message`), and ``observedGeneration``, which
+      is the pod's ``metadata.generation`` (PodObservedGenerationTracking is GA in 1.35).
+      ``lastProbeTime`` is never set by the scheduler or the API server, so an existing
+      condition's is null already.
     - Whether it changes ignores ``observedGeneration``, as upstream's comparison does: a new
       generation alone writes nothing.
     """
+    message = condition_message(message)
     old = pod.scheduled_condition
     generation = pod.generation
     if old is None:
@@ -188,6 +186,7 @@ class Reporter:
 
     def not_scheduled_unparsed(self, pod: PodLike, message: str) -> None:
         """The condition for a pod whose spec could not even be read (no record to compare with)."""
+        message = condition_message(message)
         self.sink.patch_status(pod, _condition(REASON_SCHEDULER_ERROR, message, self.wall_clock()))
 
 

@@ -3,6 +3,7 @@ so nothing big is committed (the oversized files are sparse: a size, no disk blo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,37 @@ import yaml
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CONFIG_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 POD_HEAD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n"
+
+
+CONFIG_BASE: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "s",
+            "plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}},
+            "pluginConfig": [{"name": "InterPodAffinity", "args": {}}],
+        }
+    ],
+    "extenders": [{"urlPrefix": "http://127.0.0.1:1", "prioritizeVerb": "p", "weight": 1}],
+}
+
+
+def put(doc: Any, path: str, value: object) -> None:
+    """Set ``value`` at a dotted path with ``[i]`` list indexes (numbers.yaml's ``path``)."""
+    keys = [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
+    for key in keys[:-1]:
+        doc = doc[key]
+    doc[keys[-1]] = value
+
+
+POD_BASE: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "default"},
+    "spec": {"containers": [{"name": "c", "image": "i"}]},
+}
+"""The minimal pod numbers.yaml's ``pod`` entries put their value into."""
 
 
 def recipes(name: str) -> Any:

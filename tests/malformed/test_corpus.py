@@ -26,6 +26,7 @@ import yaml
 from ksched.config import load_config
 from ksched.errors import InputError
 from ksched.sim import SimCluster, SimConfig
+from tests.bounded_corpus import generate
 from tests.malformed import corpus
 from tests.malformed.gen import bomb_text
 from tests.malformed.run import Api, check_answer
@@ -113,10 +114,18 @@ print(json.dumps({"code": code, "seconds": took, "extra": extra}), file=sys.stde
 """
 
 
+_WHERE = {"config": "config", "pod": "explain-pod", "cluster": "explain-cluster"}
+
+
 def _bomb_argv(recipe: corpus.BombRecipe, tmp: Path) -> tuple[list[str], Path]:
-    path = tmp / f"{recipe.name}.yaml"
-    path.write_text(bomb_text(recipe.kind, recipe.params))
-    target = recipe.params.get("target", "config")
+    if recipe.where:
+        raw = {"name": recipe.name, "kind": recipe.kind, "params": recipe.params, "where": recipe.where}
+        path = generate(raw, tmp)
+        target = _WHERE[recipe.where]
+    else:
+        path = tmp / f"{recipe.name}.yaml"
+        path.write_text(bomb_text(recipe.kind, recipe.params))
+        target = recipe.params.get("target", "config")
     if target == "config":
         return ["run", "--config", str(path)], path
     pod = tmp / "pod.yaml"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +13,10 @@ import yaml
 from ksched.config.load import load_config
 from ksched.errors import ConfigError, ManifestError
 from ksched.explain import load_pod
-from tests.bounded_corpus import recipes
+from tests.bounded_corpus import CONFIG_BASE as BASE
+from tests.bounded_corpus import POD_BASE, put, recipes
 
 NUMBERS = recipes("numbers.yaml")
-BASE: dict[str, Any] = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "s",
-            "plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}},
-            "pluginConfig": [{"name": "InterPodAffinity", "args": {}}],
-        }
-    ],
-    "extenders": [{"urlPrefix": "http://127.0.0.1:1", "prioritizeVerb": "p", "weight": 1}],
-}
-
-
-def put(doc: Any, path: str, value: object) -> None:
-    keys = [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
-    for key in keys[:-1]:
-        doc = doc[key]
-    doc[keys[-1]] = value
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
@@ -54,10 +35,7 @@ def test_a_config_integer_out_of_range(case: dict[str, Any], fmt: str, tmp_path:
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
 @pytest.mark.parametrize("case", NUMBERS["pod"], ids=[str(c["value"]) for c in NUMBERS["pod"]])
 def test_a_pod_integer_out_of_range(case: dict[str, Any], fmt: str, tmp_path: Path) -> None:
-    doc: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
+    doc: dict[str, Any] = orjson.loads(orjson.dumps(POD_BASE))
     put(doc, case["path"], case["value"])
     path = tmp_path / f"p.{fmt}"
     path.write_text(yaml.safe_dump(doc) if fmt == "yaml" else json.dumps(doc))

@@ -73,11 +73,11 @@ def validate_pod_spec(errs: Errors, spec: Obj, at: str) -> None:
     containers = _list(spec.get("containers"), f"{at}.containers")
     if not containers:
         errs.required(f"{at}.containers")
+    for i, raw in enumerate(containers):
+        _validate_container(errs, raw, f"{at}.containers[{i}]", names, init=False)
     init = _list(spec.get("initContainers"), f"{at}.initContainers")
     for i, raw in enumerate(init):
         _validate_container(errs, raw, f"{at}.initContainers[{i}]", names, init=True)
-    for i, raw in enumerate(containers):
-        _validate_container(errs, raw, f"{at}.containers[{i}]", names, init=False)
     policy = text(spec.get("restartPolicy"), f"{at}.restartPolicy")
     if "restartPolicy" in spec and policy not in RESTART_POLICIES:
         if policy:

@@ -1,4 +1,6 @@
-"""ObjectMeta validation of every kind, through the store and over HTTP (tables in tests.sim_validation_cases)."""
+"""ObjectMeta validation of every kind, through the store and over HTTP.
+
+The cases are the tables of :mod:`tests.sim_validation_cases`.."""
 
 from __future__ import annotations
 
@@ -45,7 +47,8 @@ def test_every_corpus_object_is_refused_naming_its_field() -> None:
 def test_the_message_is_upstreams() -> None:
     exc = refused(Store(), "Pod", build("Pod", {"metadata": {"name": "Tw"}}))
     assert str(exc.message).startswith(
-        'Pod "Tw" is invalid: metadata.name: Invalid value: "Tw": a lowercase RFC 1123 subdomain must consist of'
+        'Pod "Tw" is invalid: metadata.name: Invalid value: "Tw": '
+        "a lowercase RFC 1123 subdomain must consist of"
     )
 
 

@@ -35,7 +35,6 @@ INTEGER_RESOURCES = frozenset(
         "persistentvolumeclaims", "services.nodeports", "services.loadbalancers",
     }
 )  # fmt: skip
-_QOS_RESOURCES = ("cpu", "memory")
 
 
 def is_native(name: str) -> bool:
@@ -116,6 +115,8 @@ def validate_requirements(errs: Errors, resources: Obj, at: str) -> None:
     raw_requests = mapping(resources.get("requests"), f"{at}.requests")
     for name, req in requests.items():
         limit = limits.get(name)
+        if limit is not None and raw_requests[name] == raw_limits[name]:
+            continue  # the common case, spelled the same: equal without comparing fractions
         if limit is not None:
             if req != limit and not _overcommit_allowed(name):
                 errs.invalid(
@@ -131,6 +132,7 @@ def validate_requirements(errs: Errors, resources: Obj, at: str) -> None:
                 )
         elif not _overcommit_allowed(name):
             errs.required(f"{at}.limits", "Limit must be set for non overcommitable resources")
-    names = limits.keys() | requests.keys()
-    if any(n.startswith("hugepages-") for n in names) and not any(n in names for n in _QOS_RESOURCES):
+    if "cpu" in requests or "memory" in requests or "cpu" in limits or "memory" in limits:
+        return
+    if any(n.startswith("hugepages-") for n in (*limits, *requests)):
         errs.forbidden(at, "HugePages require cpu or memory")

@@ -166,9 +166,19 @@ def test_gone_relists_and_reports_the_current_objects(
     assert events[-1].obj.name == "after-0" and events[-2] is relisted
 
 
+def _admission_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the embedded cluster store objects kube-apiserver refuses, as a broken or skewed server might
+    serve them: the informer must survive what validation normally keeps out."""
+    from ksched.sim import _admission
+
+    monkeypatch.setattr(_admission, "admit_create", lambda *a, **k: None)
+    monkeypatch.setattr(_admission, "admit_update", lambda *a, **k: None)
+
+
 def test_malformed_pod_is_reported_and_the_informer_carries_on(
-    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
+    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _admission_off(monkeypatch)
     bad = {
         "metadata": {"name": "bad-0"},
         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]},
@@ -200,8 +210,9 @@ def test_malformed_pod_is_reported_and_the_informer_carries_on(
 
 
 def test_malformed_node_taint_is_reported(
-    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
+    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _admission_off(monkeypatch)
     inf = _informer(client, recorder, "nodes")
     inf.start(io)
     assert inf.synced.wait(5)

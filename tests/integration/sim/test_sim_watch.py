@@ -144,7 +144,10 @@ def test_slow_watcher_is_closed_and_does_not_stall_others() -> None:
                 f"GET /api/v1/pods?watch=true&resourceVersion={start} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
             )
             fast_result: list[int] = []
-            big = {"metadata": {"annotations": {"pad": "x" * 5000}}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+            big = {
+                "metadata": {"annotations": {"pad": "x" * 5000}},
+                "spec": {"containers": [{"name": "c", "image": "pause"}]},
+            }
 
             def fast() -> None:
                 evs = read_watch(sim.url, f"/api/v1/pods?watch=true&resourceVersion={start}", N, timeout_s=10)

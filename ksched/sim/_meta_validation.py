@@ -67,7 +67,7 @@ def _path_segment_prefix_errors(name: str) -> list[str]:
 
 _RBAC = "rbac.authorization.k8s.io"
 _LABEL_NAMED = frozenset({"namespaces", "statefulsets.apps"})
-_SELF_NAMED = frozenset(
+_UNCHECKED_KINDS = frozenset(
     {
         "events",
         "events.events.k8s.io",
@@ -104,7 +104,7 @@ def _prefix(check: NameFunc) -> NameFunc:
 
 def validate(errs: Errors, rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
     """Add ``obj.metadata``'s errors (and, on update, immutable-field errors against ``old``)."""
-    if rtype.key in _SELF_NAMED:
+    if rtype.key in _UNCHECKED_KINDS:
         return
     meta = obj.get("metadata")
     if not isinstance(meta, dict):

@@ -67,21 +67,34 @@ def taint(key: str, value: str = "", effect: str = "NoSchedule") -> dict[str, st
     return {"key": key, "value": value, "effect": effect}
 
 
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+
+
+def _not_overcommitable(resource: str) -> bool:
+    """Extended resources and hugepages: kube-apiserver wants their request equal to their limit."""
+    return resource.startswith("hugepages-") or ("/" in resource and "kubernetes.io/" not in resource)
+
+
 def container(
     name: str = "c",
     *,
     requests: Mapping[str, Any] | None = None,
     limits: Mapping[str, Any] | None = None,
-    image: str = "",
+    image: str = PAUSE_IMAGE,
     host_ports: Iterable[tuple[str, str, int]] = (),
     restart_policy: str | None = None,
 ) -> dict[str, Any]:
-    """A container dict; ``host_ports`` holds (protocol, hostIP, hostPort) triples."""
+    """A container dict; ``host_ports`` holds (protocol, hostIP, hostPort) triples.
+
+    As kube-apiserver requires, extended resources and hugepages (which may not be overcommitted)
+    get a limit equal to their request unless ``limits`` names them.
+    """
     c: dict[str, Any] = {"name": name, "image": image, "resources": {}}
     if requests is not None:
         c["resources"]["requests"] = {k: str(v) for k, v in requests.items()}
-    if limits is not None:
-        c["resources"]["limits"] = {k: str(v) for k, v in limits.items()}
+    fixed = {k: v for k, v in (requests or {}).items() if _not_overcommitable(k)}
+    if limits is not None or fixed:
+        c["resources"]["limits"] = {k: str(v) for k, v in {**fixed, **(limits or {})}.items()}
     if host_ports:
         c["ports"] = [
             {"containerPort": port, "hostPort": port, "protocol": proto, "hostIP": ip}

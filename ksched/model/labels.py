@@ -148,3 +148,71 @@ def parse_go_int64(text: str) -> int | None:
         return None
     value = int(text)
     return value if INT64_MIN <= value <= INT64_MAX else None
+
+
+DNS1123_LABEL_ERR_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+DNS1123_LABEL_MAX_LENGTH = 63
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+DNS1035_LABEL_ERR_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character"
+)
+DNS1123_LABEL_REGEX_ERROR = regex_error(DNS1123_LABEL_ERR_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc")
+DNS1035_LABEL_REGEX_ERROR = regex_error(DNS1035_LABEL_ERR_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123")
+_DNS1123_LABEL_RE = re.compile(DNS1123_LABEL_FMT)
+_DNS1035_LABEL_RE = re.compile(DNS1035_LABEL_FMT)
+RELAXED_ENV_VAR_NAME_ERR_MSG = (
+    "a valid environment variable name must consist only of printable ASCII characters other than '='"
+)
+PORT_RANGE_ERROR = "must be between 1 and 65535, inclusive"
+_PORT_NAME_CHARSET_RE = re.compile("[-a-z0-9]+")
+_LETTER_RE = re.compile("[a-z]")
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """apimachinery ``IsDNS1123Label``: at most 63 bytes of lower-case alphanumerics and ``-``."""
+    return _length_and_pattern_errors(
+        value, DNS1123_LABEL_MAX_LENGTH, _DNS1123_LABEL_RE, DNS1123_LABEL_REGEX_ERROR
+    )
+
+
+def dns1035_label_errors(value: str) -> list[str]:
+    """apimachinery ``IsDNS1035Label``: a DNS-1123 label that starts with a letter (service names)."""
+    return _length_and_pattern_errors(
+        value, DNS1123_LABEL_MAX_LENGTH, _DNS1035_LABEL_RE, DNS1035_LABEL_REGEX_ERROR
+    )
+
+
+def relaxed_env_var_name_errors(value: str) -> list[str]:
+    """apimachinery ``IsRelaxedEnvVarName`` (the rule of v1.34+): printable ASCII except ``=``."""
+    if not value:
+        return ["environment variable name " + EMPTY_ERROR]
+    if any(not (" " <= ch <= "~") or ch == "=" for ch in value):
+        return [RELAXED_ENV_VAR_NAME_ERR_MSG]
+    return []
+
+
+def port_num_errors(value: object) -> list[str]:
+    """apimachinery ``IsValidPortNum``: 1..65535."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535:
+        return []
+    return [PORT_RANGE_ERROR]
+
+
+def port_name_errors(value: str) -> list[str]:
+    """apimachinery ``IsValidPortName``: an IANA service name (15 bytes, a letter, single hyphens)."""
+    errs: list[str] = []
+    if _go_len(value) > 15:
+        errs.append(max_len_error(15))
+    if not _PORT_NAME_CHARSET_RE.fullmatch(value):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _LETTER_RE.search(value):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in value:
+        errs.append("must not contain consecutive hyphens")
+    if value and (value[0] == "-" or value[-1] == "-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs

@@ -260,7 +260,7 @@ def make_pods(
 ) -> list[Obj]:
     """``count`` Pods named ``{name_prefix}{i}`` in ``namespace``, unbound (no spec.nodeName); a claim
     name containing ``{pod}`` gets the pod's name there."""
-    copy = _copier(template or DEFAULT_POD)
+    copy = _copier(_with_containers(template) if template else DEFAULT_POD)
     volumes = (template or {}).get("spec", {}).get("volumes", [])
     claims = CLAIM_POD_PLACEHOLDER in orjson.dumps(volumes).decode()
     out = []
@@ -274,6 +274,16 @@ def make_pods(
             _name_claims(pod, meta["name"])
         out.append(pod)
     return out
+
+
+def _with_containers(template: Obj) -> Obj:
+    """A template without containers gets the default pod's (the API server refuses a pod without)."""
+    spec = template.get("spec")
+    if isinstance(spec, dict) and spec.get("containers"):
+        return template
+    if spec is not None and not isinstance(spec, dict):
+        return template
+    return {**template, "spec": {**(spec or {}), "containers": DEFAULT_POD["spec"]["containers"]}}
 
 
 CLAIM_POD_PLACEHOLDER = "{pod}"

@@ -65,7 +65,8 @@ def test_not_found_carries_the_server_message(io: IOThread, client: ApiClient) -
 
 
 def test_create_conflict_and_patch_types(sim: SimCluster, io: IOThread, client: ApiClient) -> None:
-    body = {"metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"containers": [{"name": "c"}]}}
+    container = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
+    body = {"metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"containers": [container]}}
     io.run(client.post(PODS, body))
     with pytest.raises(Conflict, match="already exists"):
         io.run(client.post(PODS, body))

@@ -27,8 +27,8 @@ from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import pod_from_dict
 from ksched.sim import ErrorRule, FaultConfig, SimCluster, SimConfig
-from ksched.sim import _decode_types as decode_types
 from tests.integration.support import wait_until
+from tests.sim_admission import switch_admission_off
 
 FAST = InformerSettings(
     page_size=4, watch_timeout_s=30.0, backoff=BackoffSettings(initial_s=0.02, max_s=0.1, reset_after_s=5.0)
@@ -170,9 +170,7 @@ def test_gone_relists_and_reports_the_current_objects(
 def test_malformed_pod_is_reported_and_the_informer_carries_on(
     sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # kube-apiserver's decoder refuses such a quantity; the sim stores it past that check so the
-    # informer can be shown one.
-    monkeypatch.setattr(decode_types, "check", lambda *_args: None)
+    switch_admission_off(monkeypatch)
     bad = {
         "metadata": {"name": "bad-0"},
         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]},
@@ -206,7 +204,7 @@ def test_malformed_pod_is_reported_and_the_informer_carries_on(
 def test_malformed_node_taint_is_reported(
     sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(decode_types, "check", lambda *_args: None)  # past the decoder, as above
+    switch_admission_off(monkeypatch)
     inf = _informer(client, recorder, "nodes")
     inf.start(io)
     assert inf.synced.wait(5)

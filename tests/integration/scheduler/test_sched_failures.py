@@ -24,8 +24,8 @@ from sched_harness import (
 )
 
 from ksched.sim import SimCluster
-from ksched.sim import _decode_types as decode_types
 from ksched.sim.workloads import make_nodes, node_template, pod_template
+from tests.sim_admission import admission_off
 
 StartScheduler = Callable[..., InProcessScheduler]
 FIT_BOUND_S = 2.0
@@ -121,11 +121,9 @@ def test_sched_invalid_quantity_reported_and_others_still_scheduled(
     sim: SimCluster, start_scheduler: StartScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sim.add_nodes(2)
-    # kube-apiserver's decoder (and the sim's) refuses this pod; an informer may still meet one,
-    # so it is stored past that check.
-    monkeypatch.setattr(decode_types, "check", lambda *_args: None)
     bad = pod_template(cpu="abc", memory="100Mi")
-    _create_pod(sim, "bad-cpu", bad)
+    with admission_off():
+        _create_pod(sim, "bad-cpu", bad)
     sim.add_pods(5, pod_template(cpu="100m", memory="100Mi"))
     sched = start_scheduler()
     sim.add_pods(5, pod_template(cpu="100m", memory="100Mi"), start=5)
@@ -147,7 +145,8 @@ def test_sched_invalid_quantity_reported_and_others_still_scheduled(
         c["resources"] = {"requests": {"cpu": "100m", "memory": "100Mi"}}
         return {**cur, "spec": {**cur["spec"], "containers": [c]}}
 
-    sim.store.mutate("pods", "bad-cpu", "default", fix)
+    with admission_off():  # a resources change is refused on a live pod, and so is this one's
+        sim.store.mutate("pods", "bad-cpu", "default", fix)
     wait_until(lambda: node_of(sim, "bad-cpu"), what="the fixed pod to be bound")
     assert len(events_about(sim, "bad-cpu", "FailedScheduling")) == 1  # reported once
     assert_bound_exactly_once(sim, 11)
@@ -162,7 +161,8 @@ def test_sched_node_with_malformed_taint_is_skipped(
     # A much bigger node the scoring would prefer, if it could read it.
     (bad,) = make_nodes(1, node_template(cpu="64", memory="256Gi"), name_prefix="bad-node-")
     bad["spec"] = {"taints": [{"key": "example.com/flaky", "value": "x", "effect": "Sometimes"}]}
-    sim.store.create("nodes", bad)
+    with admission_off():
+        sim.store.create("nodes", bad)
     sched = start_scheduler()
     sim.add_pods(20, pod_template(cpu="100m", memory="100Mi"))
 

@@ -89,19 +89,15 @@ def test_injected_binding_conflicts_are_audited(sim: SimCluster) -> None:
 
 def test_eviction_respects_pdb(sim: SimCluster) -> None:
     sim.add_pods(
-        2, {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c"}]}}, name_prefix="db-"
+        2,
+        {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "pause"}]}},
+        name_prefix="db-",
     )
     for i in range(2):
-        sim.store.mutate(
-            "pods",
-            f"db-{i}",
-            "default",
-            lambda p: {
-                **p,
-                "spec": {**p["spec"], "nodeName": "node-0"},
-                "status": {**p["status"], "phase": "Running"},
-            },
-        )
+        bind = lambda p: {**p, "spec": {**p["spec"], "nodeName": "node-0"}}  # noqa: E731
+        sim.store.mutate("pods", f"db-{i}", "default", bind, subresource="binding")
+        run = lambda p: {**p, "status": {**p["status"], "phase": "Running"}}  # noqa: E731
+        sim.store.mutate("pods", f"db-{i}", "default", run, subresource="status")
     sim.store.create(
         "poddisruptionbudgets",
         {"metadata": {"name": "db"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}},

@@ -69,7 +69,13 @@ def test_apply_get_describe_delete_pod(sim: SimCluster, kubeconfig: Path) -> Non
     assert "unchanged" in kubectl(
         kubeconfig, "apply", "-f", "-", stdin=POD.replace("{LABELS}", "{app: web, tier: fe}")
     )
-    sim.store.mutate("pods", "web-1", "default", lambda p: {**p, "spec": {**p["spec"], "nodeName": "node-2"}})
+    sim.store.mutate(
+        "pods",
+        "web-1",
+        "default",
+        lambda p: {**p, "spec": {**p["spec"], "nodeName": "node-2"}},
+        subresource="binding",
+    )
     got = kubectl(kubeconfig, "get", "pods", "-o", "wide")
     assert got.splitlines()[0].split()[:5] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert "web-1" in got and "node-2" in got

@@ -11,7 +11,13 @@ from tests.integration.support import wait_until
 
 
 def _bind(sim: SimCluster, name: str, node: str = "node-0") -> None:
-    sim.store.mutate("pods", name, "default", lambda p: {**p, "spec": {**p["spec"], "nodeName": node}})
+    sim.store.mutate(
+        "pods",
+        name,
+        "default",
+        lambda p: {**p, "spec": {**p["spec"], "nodeName": node}},
+        subresource="binding",
+    )
 
 
 def _phase(sim: SimCluster, name: str) -> str | None:

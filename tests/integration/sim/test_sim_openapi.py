@@ -82,7 +82,13 @@ def with_unknown_field(obj: dict[str, Any], name: str) -> dict[str, Any]:
 def test_create_list_from_get_nodes_pods_output(sim: SimCluster, kubeconfig: Path) -> None:
     for name in ("p1", "p2"):
         ok(kubeconfig, "run", name, "--image=nginx")
-    sim.store.mutate("pods", "p1", "default", lambda p: {**p, "spec": {**p["spec"], "nodeName": "node-1"}})
+    sim.store.mutate(
+        "pods",
+        "p1",
+        "default",
+        lambda p: {**p, "spec": {**p["spec"], "nodeName": "node-1"}},
+        subresource="binding",
+    )
     deadline = time.monotonic() + 10
     while sim.store.get("pods", "p1", "default")["status"].get("phase") != "Running":
         assert time.monotonic() < deadline, "the kubelet stand-in starts a bound pod"

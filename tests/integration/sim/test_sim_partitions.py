@@ -21,7 +21,12 @@ from ksched.sim.faults import FaultConfig
 from ksched.sim.writes import credential_digest
 
 CUT = "replica-a"
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "pause"}]},
+}
 PODS = "/api/v1/namespaces/default/pods"
 
 

@@ -81,7 +81,7 @@ def test_selector_transitions_become_added_and_deleted(sim: SimCluster) -> None:
         return {**cur, "spec": {**cur["spec"], "nodeName": "node-0"}}
 
     sim.kubelet.detach()  # keep this test to exactly the two writes below
-    sim.store.mutate("pods", "t-0", "default", bind)
+    sim.store.mutate("pods", "t-0", "default", bind, subresource="binding")
     unbound = read_watch(
         sim.url,
         f"/api/v1/pods?watch=1&resourceVersion={start}&fieldSelector=spec.nodeName%3D&timeoutSeconds=1",
@@ -144,7 +144,10 @@ def test_slow_watcher_is_closed_and_does_not_stall_others() -> None:
                 f"GET /api/v1/pods?watch=true&resourceVersion={start} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
             )
             fast_result: list[int] = []
-            big = {"metadata": {"annotations": {"pad": "x" * 5000}}, "spec": {"containers": [{"name": "c"}]}}
+            big = {
+                "metadata": {"annotations": {"pad": "x" * 5000}},
+                "spec": {"containers": [{"name": "c", "image": "pause"}]},
+            }
 
             def fast() -> None:
                 evs = read_watch(sim.url, f"/api/v1/pods?watch=true&resourceVersion={start}", N, timeout_s=10)

@@ -71,12 +71,17 @@ def test_same_ignores_only_the_resource_version() -> None:
 def test_a_no_op_write_keeps_the_resource_version() -> None:
     store = Store()
     store.create("namespaces", {"metadata": {"name": "default"}})
-    created = store.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {}})
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
+    created = store.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": spec})
     rv = created["metadata"]["resourceVersion"]
     same = store.mutate("pods", "p", "default", lambda cur: {**cur, "spec": dict(cur["spec"])})
     assert same["metadata"]["resourceVersion"] == rv and store.rv == int(rv)
     changed = store.mutate(
-        "pods", "p", "default", lambda cur: {**cur, "spec": {**cur["spec"], "nodeName": "n"}}
+        "pods",
+        "p",
+        "default",
+        lambda cur: {**cur, "spec": {**cur["spec"], "nodeName": "n"}},
+        subresource="binding",
     )
     assert int(changed["metadata"]["resourceVersion"]) == int(rv) + 1
     assert created["metadata"]["resourceVersion"] == rv  # the old version is never touched

@@ -20,7 +20,7 @@ from ksched.model.labels import (
     qualified_name_errors,
     regex_error,
 )
-from ksched.sim._storage_validation import Errors
+from ksched.sim._storage_validation import Errors, check_label_selector
 
 Obj = dict[str, Any]
 
@@ -100,30 +100,9 @@ def check_labels(errs: Errors, field: str, labels: Obj | None) -> None:
 
 
 def check_selector(errs: Errors, field: str, sel: Obj | None) -> None:
-    """``ValidateLabelSelector`` with label values checked (``AllowInvalidLabelValueInSelector`` off)."""
-    if sel is None:
-        return
-    check_labels(errs, f"{field}.matchLabels", sel.get("matchLabels"))
-    for i, expr in enumerate(sel.get("matchExpressions") or []):
-        at = f"{field}.matchExpressions[{i}]"
-        expr = expr or {}
-        op, values = expr.get("operator") or "", expr.get("values") or []
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.forbidden(
-                    f"{at}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                )
-        else:
-            errs.invalid(f"{at}.operator", op, "not a valid selector operator")
-        key = expr.get("key") or ""
-        for msg in qualified_name_errors(key):
-            errs.invalid(f"{at}.key", key, msg)
-        for j, value in enumerate(values):
-            for msg in label_value_errors(value or ""):
-                errs.invalid(f"{at}.values[{j}]", value or "", msg)
+    """``ValidateLabelSelector`` of an optional selector."""
+    if sel is not None:
+        check_label_selector(errs, field, sel)
 
 
 def selector_matches(sel: Obj, labels: Obj) -> bool:

@@ -11,8 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from ksched.model.labels import dns1123_label_errors, label_value_errors, qualified_name_errors
-from ksched.sim._meta_validation import validate_labels
-from ksched.sim._storage_validation import DecodeError, Errors, check_node_selector, mapping, strings, text
+from ksched.sim._storage_validation import (
+    DecodeError,
+    Errors,
+    check_label_selector,
+    check_node_selector,
+    mapping,
+    strings,
+    text,
+)
 
 Obj = dict[str, Any]
 
@@ -126,9 +133,9 @@ def _validate_pod_affinity(errs: Errors, affinity: Obj, at: str) -> None:
 def _validate_pod_affinity_term(errs: Errors, term: Obj, at: str) -> None:
     """``validatePodAffinityTerm``: selectors, namespaces, a topology key."""
     if term.get("labelSelector") is not None:
-        validate_label_selector(errs, term["labelSelector"], f"{at}.labelSelector")
+        check_label_selector(errs, f"{at}.labelSelector", term["labelSelector"])
     if term.get("namespaceSelector") is not None:
-        validate_label_selector(errs, term["namespaceSelector"], f"{at}.namespaceSelector")
+        check_label_selector(errs, f"{at}.namespaceSelector", term["namespaceSelector"])
     for name in strings(term.get("namespaces"), f"{at}.namespaces"):
         for msg in dns1123_label_errors(name):
             errs.invalid(f"{at}.namespace", name, msg)
@@ -137,34 +144,6 @@ def _validate_pod_affinity_term(errs: Errors, term: Obj, at: str) -> None:
         errs.required(f"{at}.topologyKey", "can not be empty")
     for msg in qualified_name_errors(key):
         errs.invalid(f"{at}.topologyKey", key, msg)
-
-
-def validate_label_selector(errs: Errors, selector: Any, at: str) -> None:
-    """metav1 ``ValidateLabelSelector``: matchLabels as labels, matchExpressions' operators and values."""
-    sel = mapping(selector, at)
-    if sel.get("matchLabels"):
-        validate_labels(errs, sel["matchLabels"], f"{at}.matchLabels")
-    for i, raw in enumerate(_list(sel.get("matchExpressions"), f"{at}.matchExpressions")):
-        here = f"{at}.matchExpressions[{i}]"
-        expr = mapping(raw, here)
-        op = text(expr.get("operator"), f"{here}.operator")
-        values = strings(expr.get("values"), f"{here}.values")
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.required(f"{here}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.forbidden(
-                    f"{here}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                )
-        else:
-            errs.invalid(f"{here}.operator", op, "not a valid selector operator")
-        key = text(expr.get("key"), f"{here}.key")
-        for msg in qualified_name_errors(key):
-            errs.invalid(f"{here}.key", key, msg)
-        for j, value in enumerate(values):
-            for msg in label_value_errors(value):
-                errs.invalid(f"{here}.values[{j}]", value, msg)
 
 
 def _validate_spread(errs: Errors, constraints: Any, at: str) -> None:
@@ -195,7 +174,7 @@ def _validate_spread(errs: Errors, constraints: Any, at: str) -> None:
             if value is not None and value not in SPREAD_POLICIES:
                 errs.not_supported(f"{here}.{policy}", value, SPREAD_POLICIES)
         if c.get("labelSelector") is not None:
-            validate_label_selector(errs, c["labelSelector"], f"{here}.labelSelector")
+            check_label_selector(errs, f"{here}.labelSelector", c["labelSelector"])
 
 
 def _check_min_domains(errs: Errors, value: Any, action: str, field: str) -> None:

@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from ksched.errors import QuantityError
-from ksched.model.labels import dns1123_subdomain_errors, qualified_name_errors
+from ksched.model.labels import dns1123_subdomain_errors, label_value_errors, qualified_name_errors
 from ksched.model.quantity import parse_quantity
 from ksched.sim._storage_names import ACCESS_MODES
 
@@ -185,28 +185,42 @@ def check_positive_storage(errs: Errors, field: str, value: Any) -> None:
 
 
 def check_label_selector(errs: Errors, field: str, selector: Any) -> None:
+    """metav1 ``ValidateLabelSelector`` (invalid label values refused, as on every create): matchLabels
+    as labels, matchExpressions' operators, keys and values. The one selector check of every kind."""
     sel = mapping(selector, field)
-    for k, v in mapping(sel.get("matchLabels"), f"{field}.matchLabels").items():
+    labels = mapping(sel.get("matchLabels"), f"{field}.matchLabels")
+    for k, v in labels.items():
         for msg in qualified_name_errors(str(k)):
             errs.invalid(f"{field}.matchLabels", k, msg)
-        text(v, f"{field}.matchLabels")
+        value = text(v, f"{field}.matchLabels")
+        for msg in label_value_errors(value) if value else ():
+            errs.invalid(f"{field}.matchLabels", value, msg)
     exprs = sel.get("matchExpressions") or []
     if not isinstance(exprs, list):
         raise DecodeError(f"{field}.matchExpressions: expected a list")
     for i, raw in enumerate(exprs):
-        at = f"{field}.matchExpressions[{i}]"
-        expr = mapping(raw, at)
-        op, values = text(expr.get("operator"), f"{at}.operator"), strings(expr.get("values"), f"{at}.values")
-        if op in ("In", "NotIn") and not values:
+        _check_selector_requirement(errs, f"{field}.matchExpressions[{i}]", raw)
+
+
+def _check_selector_requirement(errs: Errors, at: str, raw: Any) -> None:
+    expr = mapping(raw, at)
+    op, values = text(expr.get("operator"), f"{at}.operator"), strings(expr.get("values"), f"{at}.values")
+    if op in ("In", "NotIn"):
+        if not values:
             errs.required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-        elif op in ("Exists", "DoesNotExist") and values:
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
             errs.forbidden(
                 f"{at}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
             )
-        elif op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            errs.invalid(f"{at}.operator", op, "not a valid selector operator")
-        for msg in qualified_name_errors(text(expr.get("key"), f"{at}.key")):
-            errs.invalid(f"{at}.key", expr.get("key"), msg)
+    else:
+        errs.invalid(f"{at}.operator", op, "not a valid selector operator")
+    key = text(expr.get("key"), f"{at}.key")
+    for msg in qualified_name_errors(key):
+        errs.invalid(f"{at}.key", key, msg)
+    for j, value in enumerate(values):
+        for msg in label_value_errors(value):
+            errs.invalid(f"{at}.values[{j}]", value, msg)
 
 
 def check_node_selector(errs: Errors, field: str, selector: Any) -> None:

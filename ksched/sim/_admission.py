@@ -31,15 +31,24 @@ from ksched.sim import _meta_validation as meta_validation
 from ksched.sim import _status as st
 from ksched.sim import _storage_api as storage_api
 from ksched.sim._resources import BY_KEY, ResourceType
-from ksched.sim._storage_validation import DecodeError, Errors, KindValidator
+from ksched.sim._storage_validation import DecodeError, Errors, KindValidator, Validator
 from ksched.sim._validators_core import VALIDATORS as CORE_VALIDATORS
 from ksched.sim._validators_other import VALIDATORS as OTHER_VALIDATORS
 
 Obj = dict[str, Any]
 
-VALIDATORS: dict[str, KindValidator] = {**CORE_VALIDATORS, **OTHER_VALIDATORS}
-"""Store key -> the kind's own validation (beyond ObjectMeta); storage kinds and events validate in
-their own modules."""
+def _any_subresource(validate: Validator) -> KindValidator:
+    """A storage kind's validation, which reads the whole object on every write."""
+    return lambda errs, obj, old, _subresource: validate(errs, obj, old)
+
+
+VALIDATORS: dict[str, KindValidator] = {
+    **CORE_VALIDATORS,
+    **OTHER_VALIDATORS,
+    **{key: _any_subresource(fn) for key, fn in storage_api.VALIDATORS.items()},
+}
+"""Store key -> the kind's own validation (beyond ObjectMeta); events.k8s.io requests are checked
+in :mod:`ksched.sim._events`."""
 
 
 def admit_create(

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ksched.sim import _status as st
 from ksched.sim._resources import ResourceType
 from ksched.sim._storage_group_validation import (
     validate_attachment,
@@ -40,7 +39,7 @@ from ksched.sim._storage_group_validation import (
     validate_storage_class,
 )
 from ksched.sim._storage_names import ANN_BETA_STORAGE_CLASS, annotations, default_class
-from ksched.sim._storage_validation import DecodeError, Errors, Obj, Validator, validate_pv, validate_pvc
+from ksched.sim._storage_validation import Obj, Validator, validate_pv, validate_pvc
 
 PV = "persistentvolumes"
 PVC = "persistentvolumeclaims"
@@ -99,7 +98,7 @@ _DEFAULTS: dict[str, Callable[[Obj], None]] = {
     STORAGE_CLASSES: _default_storage_class,
     "csidrivers.storage.k8s.io": _default_csi_driver,
 }
-_VALIDATORS: dict[str, Validator] = {
+VALIDATORS: dict[str, Validator] = {
     PV: validate_pv,
     PVC: validate_pvc,
     STORAGE_CLASSES: validate_storage_class,
@@ -109,12 +108,13 @@ _VALIDATORS: dict[str, Validator] = {
     "volumeattachments.storage.k8s.io": validate_attachment,
     "volumeattributesclasses.storage.k8s.io": validate_attributes_class,
 }
-KINDS = frozenset(_VALIDATORS)
-"""Store keys of the resources this module admits."""
+KINDS = frozenset(VALIDATORS)
+"""Store keys of the resources this module admits; their validation (``VALIDATORS``) runs in
+:mod:`ksched.sim._admission`, together with ObjectMeta's, so one 422 lists every error."""
 
 
 def admit_create(rtype: ResourceType, obj: Obj, *, now: str, classes: Callable[[], Iterable[Obj]]) -> None:
-    """Default, admit and validate a new object in place; raises StatusError 400 or 422.
+    """Default and admit a new object in place (validation follows in :mod:`ksched.sim._admission`).
 
     ``now`` is the RFC 3339 creation time; ``classes`` lists the stored StorageClasses.
     """
@@ -125,17 +125,15 @@ def admit_create(rtype: ResourceType, obj: Obj, *, now: str, classes: Callable[[
         _admit_default_class(obj, classes)
     if key == PV and isinstance(obj.get("status"), dict) and not obj["status"].get("lastPhaseTransitionTime"):
         obj["status"] = {**obj["status"], "lastPhaseTransitionTime": now}
-    _validate(rtype, obj, None)
 
 
 def admit_update(rtype: ResourceType, new: Obj, old: Obj, *, now: str) -> None:
-    """Default and validate ``new`` (replacing ``old``) in place; raises StatusError 400 or 422."""
+    """Default ``new`` (replacing ``old``) in place; validation follows in :mod:`ksched.sim._admission`."""
     key = rtype.key
     if key in _DEFAULTS:
         _DEFAULTS[key](new)
     if key == PV:
         _phase_transition_time(new, old, now)
-    _validate(rtype, new, old)
 
 
 def _admit_default_class(pvc: Obj, classes: Callable[[], Iterable[Obj]]) -> None:
@@ -163,17 +161,3 @@ def _phase_transition_time(new: Obj, old: Obj, now: str) -> None:
             new["status"] = {**status, "lastPhaseTransitionTime": old_time}
     elif status.get("lastPhaseTransitionTime") in (None, old_time):
         new["status"] = {**status, "lastPhaseTransitionTime": now}
-
-
-def _validate(rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
-    errs = Errors()
-    try:
-        _VALIDATORS[rtype.key](errs, obj, old)
-    except DecodeError as exc:
-        raise st.bad_request(
-            f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: {exc}'
-        ) from None
-    if errs.causes:
-        meta = obj.get("metadata")
-        name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
-        raise st.invalid_fields(rtype.kind, name, rtype.group, errs.causes)

@@ -62,9 +62,21 @@ def apply(rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
     ``old`` is None on create; the create-only steps (status, generation, admission plugins)
     run then, the decode-time defaults on every write.
     """
+    _null_map_values(obj)
     fn = _KINDS.get(rtype.key)
     if fn is not None:
         fn(obj, old)
+
+
+def _null_map_values(obj: Obj) -> None:
+    """A null label or annotation value decodes into Go's map[string]string as ``""``."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    for part in ("labels", "annotations"):
+        values = meta.get(part)
+        if isinstance(values, dict) and None in values.values():
+            meta[part] = {k: "" if v is None else v for k, v in values.items()}
 
 
 # -- copy-on-write helpers ----------------------------------------------------------------------------

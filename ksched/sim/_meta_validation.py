@@ -200,7 +200,7 @@ def validate_labels(errs: Errors, labels: Any, field: str) -> None:
             raise DecodeError(f"{field}: expected string keys")
         for msg in label_key_errors(key):
             errs.invalid(field, key, msg)
-        if not isinstance(value, str):
+        if value is not None and not isinstance(value, str):  # null decodes to ""
             raise DecodeError(f"{field}: expected a string value")
         if value:
             for msg in cached_label_value_errors(value):
@@ -215,6 +215,8 @@ def validate_annotations(errs: Errors, annotations: Any, field: str) -> None:
     for key, value in annotations.items():
         for msg in label_key_errors(key.lower()):
             errs.invalid(field, key, msg)
+        if value is None:  # null decodes to ""
+            value = ""
         if not isinstance(value, str):
             raise DecodeError(f"{field}: expected a string value")
         total += len(key.encode("utf-8", "surrogatepass")) + len(value.encode("utf-8", "surrogatepass"))

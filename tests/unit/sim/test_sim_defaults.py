@@ -84,20 +84,16 @@ def test_redefaulting_an_unchanged_object_is_no_write(store: Store) -> None:
 
 
 def test_an_update_never_mutates_the_stored_parts_it_shares(store: Store) -> None:
-    store.create("pods", _pod())
+    store.create("pods", _pod("nginx:1"))
     before = store.get("pods", "p", "default")
     frozen = orjson.dumps(before)
-    bare = {"name": "d", "image": "busybox"}
-    store.mutate(
-        "pods",
-        "p",
-        "default",
-        lambda p: {**p, "spec": {**p["spec"], "ephemeralContainers": [bare]}},
-        manager="kubectl-debug",
-    )
+    bare = {"name": "c", "image": "nginx:2"}  # the image is a field a pod update may change
+    store.mutate("pods", "p", "default", lambda p: {**p, "spec": {**p["spec"], "containers": [bare]}})
     assert orjson.dumps(before) == frozen
-    eph = store.get("pods", "p", "default")["spec"]["ephemeralContainers"][0]
-    assert eph["imagePullPolicy"] == "Always" and bare == {"name": "d", "image": "busybox"}
+    got = store.get("pods", "p", "default")["spec"]["containers"][0]
+    assert got["image"] == "nginx:2" and got["imagePullPolicy"] == "IfNotPresent"
+    assert got["terminationMessagePath"] == "/dev/termination-log"
+    assert bare == {"name": "c", "image": "nginx:2"}
 
 
 def test_workload_defaults(store: Store) -> None:

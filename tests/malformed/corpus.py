@@ -168,13 +168,19 @@ def parse(file: str, raw: dict[str, Any], index: int = 0) -> Entry:
         name or f"{kind}-{index}",
         kind,
         body,
-        str(raw.get("namespace") or "default"),
+        str(raw.get("namespace") or _object_namespace(obj) or "default"),
         None if accept else str(fld or ""),
         None if code is None else int(code),
         str(raw.get("query") or ""),
         ready,
         obj,
     )
+
+
+def _object_namespace(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    return ns if isinstance(ns, str) else ""
 
 
 def corpus_files(directory: Path = CORPUS) -> list[Path]:

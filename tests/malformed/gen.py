@@ -31,7 +31,10 @@ INT32_MAX = 2**31 - 1
 NAME_FIELDS = ("metadata.name", "metadata.generateName")
 HOSTILE_CHARS = "\n\r\t\0\x1b/?#%&=+ .._-ABCZ\u200b\u0456\uff54\u202e\U0001f600\\\"'"
 QUALIFIED_PREFIX = ".".join(["d" * 63] * 3) + "." + "e" * 61
-"""A DNS-1123 subdomain of the longest length (253), for label keys and resource names."""
+"""A DNS-1123 subdomain of the longest length (253), for label keys."""
+RESOURCE_PREFIX = ".".join(["d" * 63] * 3) + "." + "e" * 52
+"""The longest prefix of an extended resource name: ``requests.`` + it must still be a 253-char
+subdomain (upstream's ``IsExtendedResourceName`` checks the quota name too)."""
 
 
 @dataclass(frozen=True)
@@ -245,10 +248,11 @@ def valid_extreme(rng: random.Random, n: int) -> ObjectEntry:
             },
         }
     elif choice == 2:  # the most extended resources a pod may ask for, names at their longest
-        names = {f"{QUALIFIED_PREFIX}/{'r' * 59}{i:04d}": "1" for i in range(31)}
+        names = {f"{RESOURCE_PREFIX}/{'r' * 59}{i:04d}": "1" for i in range(31)}
         spec["containers"][0]["resources"] = {"requests": names, "limits": dict(names)}
     else:  # an annotation at the size limit, with bytes terminals interpret
-        meta["annotations"] = {"a": "\0\x1b[2J\u202e" + "x" * (262144 - 1 - 6)}
+        head = "\0\x1b[2J\u202e"  # the limit counts bytes: 8 of them here, and the key's 1
+        meta["annotations"] = {"a": head + "x" * (262144 - 1 - len(head.encode()))}
     return entry("valid_extreme", n, obj, field=None, code=201)
 
 

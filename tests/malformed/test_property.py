@@ -19,21 +19,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ksched.cache.cluster import ClusterCache
-from ksched.config import default_config
-from ksched.framework.profile import build_profiles
 from ksched.kube import events as kev
 from ksched.model.limits import CONDITION_MESSAGE_BYTES, NOTE_BYTES, utf8_len
 from ksched.model.node import node_from_dict
 from ksched.model.pod import pod_from_dict
 from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue.factory import queue_for
 from ksched.sim import SimCluster, SimConfig
 from ksched.sim.workloads import make_nodes, node_template
 from tests.malformed import gen
 from tests.malformed.corpus import ObjectEntry
 from tests.malformed.run import Api, check_answer
-from tests.unit.scheduler.loop_support import FakeClock, RecordingOutbox
+from tests.unit.scheduler.loop_support import RecordingOutbox, synced_scheduler
 
 INVALID = [m for m in gen.mutations(ready_only=True) if not m.name.startswith("valid_")]
 SETTINGS = settings(
@@ -61,18 +57,7 @@ def api() -> Iterator[Api]:
 
 @pytest.fixture(scope="module")
 def loop() -> tuple[Scheduler, RecordingOutbox]:
-    clock, outbox, config = FakeClock(), RecordingOutbox(), default_config()
-    profiles = build_profiles(config, seed=3)
-    sched = Scheduler(
-        profiles=profiles,
-        cache=ClusterCache(),
-        queue=queue_for(config, profiles, clock=clock),
-        outbox=outbox,
-        clock=clock,
-        wall_clock=clock,
-    )
-    for kind in ("nodes", "pods"):
-        sched.inbox.put(kev.Synced(kind))
+    sched, outbox = synced_scheduler()
     for raw in make_nodes(4, node_template(cpu="1000", memory="4Ti", pods="100000")):
         sched.inbox.put(kev.Upserted("nodes", node_from_dict(raw)))
     return sched, outbox

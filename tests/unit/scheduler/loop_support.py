@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.cache.cluster import ClusterCache
+from ksched.config import default_config
+from ksched.framework.profile import build_profiles
+from ksched.kube import events as kev
 from ksched.model.pod import Pod
+from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.preemption import PreemptionJob
+from ksched.scheduler.queue.factory import queue_for
 
 
 class FakeClock:
@@ -41,3 +47,21 @@ class RecordingOutbox:
 
     def status_of(self, name: str) -> list[dict[str, Any]]:
         return [p["status"] for n, p in self.patches if n == name]
+
+
+def synced_scheduler(seed: int = 3) -> tuple[Scheduler, RecordingOutbox]:
+    """A default-config scheduler on a fake clock, its informers synced, writing to a recording
+    outbox: the loop as tests drive it by hand through its inbox."""
+    clock, outbox, config = FakeClock(), RecordingOutbox(), default_config()
+    profiles = build_profiles(config, seed=seed)
+    sched = Scheduler(
+        profiles=profiles,
+        cache=ClusterCache(),
+        queue=queue_for(config, profiles, clock=clock),
+        outbox=outbox,
+        clock=clock,
+        wall_clock=clock,
+    )
+    for kind in ("nodes", "pods"):
+        sched.inbox.put(kev.Synced(kind))
+    return sched, outbox

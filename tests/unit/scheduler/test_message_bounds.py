@@ -16,11 +16,8 @@ from typing import Any
 
 import pytest
 
-from ksched.cache.cluster import ClusterCache
 from ksched.cli.logsetup import BoundedFormatter, JsonFormatter
-from ksched.config import default_config
 from ksched.errors import ObjectError
-from ksched.framework.profile import build_profiles
 from ksched.kube import events as kev
 from ksched.kube.writers import event_body, pod_reference
 from ksched.model.limits import (
@@ -33,10 +30,8 @@ from ksched.model.limits import (
 )
 from ksched.model.node import node_from_dict
 from ksched.model.pod import pod_from_dict
-from ksched.scheduler.loop import Scheduler
-from ksched.scheduler.queue.factory import queue_for
 from tests.builders import make_node, make_pod
-from tests.unit.scheduler.loop_support import FakeClock, RecordingOutbox
+from tests.unit.scheduler.loop_support import RecordingOutbox, synced_scheduler
 
 MARKER = "more bytes)"
 
@@ -63,24 +58,6 @@ def logs() -> Iterator[list[str]]:
         root.setLevel(old)
 
 
-def _scheduler() -> tuple[Scheduler, RecordingOutbox]:
-    clock = FakeClock()
-    outbox = RecordingOutbox()
-    config = default_config()
-    profiles = build_profiles(config, seed=3)
-    sched = Scheduler(
-        profiles=profiles,
-        cache=ClusterCache(),
-        queue=queue_for(config, profiles, clock=clock),
-        outbox=outbox,
-        clock=clock,
-        wall_clock=clock,
-    )
-    for kind in ("nodes", "pods"):
-        sched.inbox.put(kev.Synced(kind))
-    return sched, outbox
-
-
 def _messages(outbox: RecordingOutbox) -> list[str]:
     out = []
     for _, patch in outbox.patches:
@@ -104,7 +81,7 @@ def _assert_bounded(outbox: RecordingOutbox, logs: list[str], *, cut: bool) -> N
 def test_five_thousand_nodes_each_missing_different_long_named_resources(logs: list[str]) -> None:
     """The FitError lists one reason per resource: 31 (the most a pod may ask for) names at their
     longest (a 253-byte prefix, a 63-byte name) make ~10 KB: the note is cut, the condition kept."""
-    sched, outbox = _scheduler()
+    sched, outbox = synced_scheduler()
     prefix = ".".join(["d" * 63] * 3) + "." + "e" * 61
     names = [f"{prefix}/{'r' * 59}{i:04d}" for i in range(31)]
     for i in range(5000):
@@ -120,7 +97,7 @@ def test_five_thousand_nodes_each_missing_different_long_named_resources(logs: l
 
 def test_an_unreadable_pod_with_a_megabyte_error(logs: list[str]) -> None:
     """The decoder's error quotes the value: the log line, note and condition are cut, not huge."""
-    sched, outbox = _scheduler()
+    sched, outbox = synced_scheduler()
     err = ObjectError("Pod default/bad", "metadata.labels", "invalid value " + "\x00\x1b[2J☃" * 250_000)
     sched.inbox.put(kev.Invalid("pods", "default", "bad", "uid-bad", err, event_type="ADDED"))
     sched.run(until=lambda s: bool(outbox.patches))

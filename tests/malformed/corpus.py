@@ -133,7 +133,8 @@ def _number(item: Any, i: int) -> Any:
 def parse(file: str, raw: dict[str, Any], index: int = 0) -> Entry:
     """One entry of ``file``; raises ValueError naming it when its shape is none of README.md's."""
     ready = bool(raw.get("ready", True))
-    if "where" in raw and raw.get("kind") in PLACED_BOMB_KINDS:
+    placed = "where" in raw and raw.get("kind") in PLACED_BOMB_KINDS
+    if placed or raw.get("kind") in BOMB_KINDS:
         return BombRecipe(
             file,
             str(raw["name"]),
@@ -141,16 +142,7 @@ def parse(file: str, raw: dict[str, Any], index: int = 0) -> Entry:
             dict(raw.get("params") or {}),
             str(raw.get("expect") or ""),
             ready,
-            str(raw["where"]),
-        )
-    if raw.get("kind") in BOMB_KINDS:
-        return BombRecipe(
-            file,
-            str(raw["name"]),
-            raw["kind"],
-            dict(raw.get("params") or {}),
-            str(raw.get("expect") or ""),
-            ready,
+            str(raw["where"]) if placed else "",
         )
     name = str(raw.get("id") or raw.get("name") or "")
     if "config" in raw:

@@ -79,7 +79,7 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[index]
 
 
-def _scheduler_config(path: Path) -> Path:
+def scheduler_config(path: Path) -> Path:
     """Upstream defaults, except a client rate limit that does not cap bindings at 50/s, and
     /debug/profile on (the process serves loopback only; ``ksched bench --profile`` reads it)."""
     doc = {
@@ -248,7 +248,7 @@ def start_scheduler(
     ``cpus``, when given, are the only CPUs it may run on (:func:`pinned_command`); ``plugins``
     (``module:factory``) go to ``--plugin``.
     """
-    config = Path(config_path) if config_path else _scheduler_config(workdir / "config.yaml")
+    config = Path(config_path) if config_path else scheduler_config(workdir / "config.yaml")
     port = _free_port()
     log_path = workdir / "scheduler.log"
     cmd = [sys.executable, *python_args, "-m", "ksched", "run", f"--v={verbosity}"]

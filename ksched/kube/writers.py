@@ -145,11 +145,14 @@ def pod_reference(namespace: str, name: str, uid: str, resource_version: str = "
     return ref
 
 
-async def create_event(client: ApiClient, event: dict[str, Any], *, retry: bool = True) -> dict[str, Any]:
-    """POST an ``events.k8s.io/v1`` Event (see :func:`event_body`); a duplicate on retry is harmless."""
+async def create_event(client: ApiClient, event: dict[str, Any], *, retry: bool = True) -> None:
+    """POST an ``events.k8s.io/v1`` Event (see :func:`event_body`); a duplicate on retry is harmless.
+
+    The answer (the Event as stored, about as long as the request) is not parsed: nothing reads it,
+    and one is written for every scheduled pod.
+    """
     ns = (event.get("metadata") or {}).get("namespace") or "default"
-    result: dict[str, Any] = await client.post(events_path(ns), event, retry=retry)
-    return result
+    await client.post(events_path(ns), event, retry=retry, decode=False)
 
 
 async def patch_event(client: ApiClient, event: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:

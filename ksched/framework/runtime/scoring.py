@@ -102,10 +102,13 @@ def run_score(
     *,
     explain: bool,
     scored: int = 0,
+    keep: list[tuple[ScorePlugin, int, NormalizeScorePlugin | None, Scores, Scores]] | None = None,
 ) -> WeightedScores | None:
     """Every Score plugin not skipped, normalized and range-checked; None on an error (then in
     ``result.status``). With ``explain`` each plugin's normalized scores go to ``result.scores``.
-    ``scored``: the number of feasible rows, each an evaluation of every plugin that scores."""
+    ``scored``: the number of feasible rows, each an evaluation of every plugin that scores.
+    ``keep`` (unsampled cycles only) receives each plugin's weight, raw and normalized scores, for
+    opportunistic batching to reuse."""
     recording = timer.recording
     started = time.perf_counter() if recording else 0.0
     out = WeightedScores()
@@ -123,6 +126,8 @@ def run_score(
             else:
                 raw = plugin.score(state, pod, cluster, feasible)
                 scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
+                if keep is not None:
+                    keep.append((plugin, weight, norm, raw, scores))
             # ScoresInRange (ksched.framework.hooks), read after each call: a plugin may set it per cycle.
             bad = None if getattr(plugin, "scores_in_range", False) else _out_of_range(scores, feasible)
         except Exception as exc:

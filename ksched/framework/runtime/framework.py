@@ -175,7 +175,8 @@ class Framework:
         if plan is None:
             return result
         self._signature = self._batch_signature(pod, plan, nominated, explain)
-        stored = batching.find(self._stored, self._signature)
+        # A sampled cycle times every plugin call, so it runs them all (and stores the results).
+        stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
         if stored is not None:
             any_scorer = bool(self.score_plugins)
             outcome = run_batched(stored, self.rng, pod, cluster, plan, state, result, self.timer, any_scorer)
@@ -370,7 +371,7 @@ class Framework:
         if status is not SUCCESS:
             result.status = status
             return result
-        storing = self._signature is not None and fit.narrowed is None and not self.timer.sampled
+        storing = self._signature is not None and fit.narrowed is None
         kept: list[tuple[ScorePlugin, int, NormalizeScorePlugin | None, Scores, Scores]] | None = (
             [] if storing else None
         )

@@ -25,13 +25,23 @@ from ksched.model.pod import Pod
 
 
 class Outcome(Enum):
-    """How a batched attempt ended (upstream ``scheduler_batch_attempts_total``'s ``result``)."""
+    """How a batched attempt ended."""
 
-    HIT = "hint"
+    HIT = "hint_used"
     DECIDED = "decided"
     """PreFilter or PreScore decided the cycle, as they would have in the full cycle."""
-    MISS = "no_hint"
+    MISS = "hint_not_used"
     """The full cycle runs instead; nothing was drawn."""
+
+    @property
+    def label(self) -> str:
+        """Upstream ``scheduler_batch_attempts_total``'s ``result``: ``hint_used`` only when the
+        stored results chose the node."""
+        return "hint_used" if self is Outcome.HIT else "hint_not_used"
+
+
+NO_HINT = "no_hint"
+"""The ``result`` of a signable pod with no stored cycle of its signature."""
 
 
 def run_batched(

@@ -48,7 +48,7 @@ from ksched.framework.plans import Gates, Plan
 from ksched.framework.relevance import never, relevance
 from ksched.framework.result import CycleResult, PluginScores
 from ksched.framework.runtime import binding
-from ksched.framework.runtime.batched import Outcome, run_batched
+from ksched.framework.runtime.batched import NO_HINT, Outcome, run_batched
 from ksched.framework.runtime.filtering import Fit, reached_on, run_filters, with_nominated_pods
 from ksched.framework.runtime.postfilter import run_post_filter
 from ksched.framework.runtime.prefilter import run_pre_filter
@@ -153,8 +153,9 @@ class Framework:
         """The last fully evaluated cycles of a few signatures (opportunistic batching), newest first."""
         self._signature: tuple[object, ...] | None = None
         """The current cycle's pod signature when the cycle may be stored or reused."""
-        self.batch_outcomes: Counter[str] = Counter()
-        """Batched attempts per outcome (:class:`.batched.Outcome` values)."""
+        counts = getattr(recorder, "batch_attempts", None)
+        self.batch_outcomes: Counter[str] = counts(profile) if callable(counts) else Counter()
+        """Batching attempts per upstream ``result`` (``scheduler_batch_attempts_total``)."""
 
     # ------------------------------------------------------------------ the cycle
     def schedule_pod(
@@ -177,10 +178,12 @@ class Framework:
         self._signature = self._batch_signature(pod, plan, nominated, explain)
         # A sampled cycle times every plugin call, so it runs them all (and stores the results).
         stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
+        if stored is None and self._signature is not None:
+            self.batch_outcomes[NO_HINT] += 1
         if stored is not None:
             any_scorer = bool(self.score_plugins)
             outcome = run_batched(stored, self.rng, pod, cluster, plan, state, result, self.timer, any_scorer)
-            self.batch_outcomes[outcome.value] += 1
+            self.batch_outcomes[outcome.label] += 1
             if outcome is Outcome.HIT:
                 return result
             self._stored.remove(stored)  # half brought up to date, or decided by PreFilter / PreScore

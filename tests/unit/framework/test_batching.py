@@ -114,8 +114,9 @@ def test_placements_and_draws_are_the_same_with_the_gate_on_and_off() -> None:
     on, fw = run(True)
     off, _ = run(False)
     assert on == off
-    assert fw.batch_outcomes["hint"] > 100  # the mix did batch
-    assert fw.batch_outcomes["no_hint"] > 0  # and fell back (node writes, rows filling up)
+    assert fw.batch_outcomes["hint_used"] > 100  # the mix did batch
+    assert fw.batch_outcomes["hint_not_used"] > 0  # and fell back (node writes, rows filling up)
+    assert fw.batch_outcomes["no_hint"] > 0  # a shape seen first, or dropped
 
 
 def test_the_differential_workload_gives_the_same_recording_with_the_gate_on_and_off() -> None:
@@ -176,7 +177,7 @@ def test_inter_pod_affinity_that_does_not_skip_falls_back_to_the_full_cycle() ->
         pod = dataclasses.replace(anti, uid=f"a{i}", name=f"a{i}")
         result = fw.schedule_pod(pod, cache)
         cache.assume(pod, result.selected_node)
-    assert not fw.batch_outcomes  # never stored: InterPodAffinity filtered
+    assert set(fw.batch_outcomes) == {"no_hint"}  # never stored: InterPodAffinity filtered
     assert not fw._stored
 
 
@@ -191,10 +192,10 @@ def test_a_node_write_or_a_nominated_pod_drops_to_the_full_cycle() -> None:
 
     once(0)
     once(1)
-    assert fw.batch_outcomes == {"hint": 1}
+    assert fw.batch_outcomes == {"no_hint": 1, "hint_used": 1}
     cache.add_node(node_from_dict(make_node("new", cpu=8, memory="8Gi", pods=10)))
     once(2)
-    assert fw.batch_outcomes == {"hint": 1, "no_hint": 1}
+    assert fw.batch_outcomes == {"no_hint": 1, "hint_used": 1, "hint_not_used": 1}
 
     class Nominated:
         def __len__(self) -> int:
@@ -220,4 +221,21 @@ def test_many_changed_rows_fall_back() -> None:
         cache.assume(other, f"n{i:03d}")
     pod = dataclasses.replace(plain, uid="second", name="second")
     fw.schedule_pod(pod, cache)
-    assert fw.batch_outcomes == {"no_hint": 1}
+    assert fw.batch_outcomes == {"no_hint": 1, "hint_not_used": 1}
+
+
+def test_attempts_are_exported_as_upstream_names_them() -> None:
+    from prometheus_client import generate_latest
+
+    from ksched.metrics import FrameworkMetrics, Metrics
+
+    metrics = Metrics()
+    config = default_config()
+    fw = build_profiles(config, seed=1, recorder=FrameworkMetrics(metrics))["default-scheduler"]
+    cache, plain = cluster(), shapes()[0]
+    for i in range(3):
+        pod = dataclasses.replace(plain, uid=f"m{i}", name=f"m{i}")
+        cache.assume(pod, fw.schedule_pod(pod, cache).selected_node)
+    text = generate_latest(metrics.registry).decode()
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="hint_used"} 2.0' in text
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="no_hint"} 1.0' in text

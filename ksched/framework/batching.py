@@ -50,6 +50,10 @@ from ksched.model.pod import Pod
 MAX_CHANGED_ROWS = 64
 """More changed rows than this and the full cycle is cheaper than asking them one set at a time."""
 
+TRACK_TIES_FROM = 20_000
+"""Node rows from which the best rows are kept between cycles (:func:`select`): below, one compiled
+scan of the totals costs less than their upkeep."""
+
 MAX_STORED = 4
 """Signatures a profile keeps results for: workloads interleave a few pod shapes, and each stored
 cycle costs a few arrays of one value per node."""
@@ -183,6 +187,9 @@ class Stored:
     parts: list[ScorePart]
     const: int
     total: np.ndarray | None
+    best: int = 0
+    ties: np.ndarray | None = None
+    """The feasible rows whose total is ``best``, ascending (None: to be rebuilt on the next pick)."""
 
 
 def capturable(
@@ -284,6 +291,7 @@ def resum(stored: Stored) -> None:
     weights = [p.weight for p in stored.parts if isinstance(p.scores, np.ndarray)]
     stored.const = sum(int(p.scores) * p.weight for p in stored.parts if not isinstance(p.scores, np.ndarray))
     stored.total = weighted_sum(arrays, weights, stored.const, stored.n_rows) if arrays else None
+    stored.ties = None
 
 
 def changed_rows(stored: Stored, cluster: ClusterCache) -> np.ndarray | None:
@@ -311,7 +319,8 @@ def out_of_range(scores: Scores, feasible: np.ndarray) -> bool:
 
 
 def patch_total(stored: Stored, rows: np.ndarray) -> None:
-    """The stored weighted sum on ``rows`` only, from the parts (the other rows did not move)."""
+    """The stored weighted sum on ``rows`` only, from the parts (the other rows did not move), and
+    the best rows kept up to date with it."""
     total = stored.total
     if total is None or rows.size == 0:
         return
@@ -320,11 +329,49 @@ def patch_total(stored: Stored, rows: np.ndarray) -> None:
         if isinstance(part.scores, np.ndarray):
             acc += part.scores[rows] * part.weight
     total[rows] = acc
+    _update_ties(stored, rows)
+
+
+def _update_ties(stored: Stored, rows: np.ndarray) -> None:
+    """``stored.ties`` after ``rows`` changed: drop them, then add those at the best (or start over
+    when one beats it). None when no unchanged row is left at the best: the next pick rescans."""
+    ties = stored.ties
+    if ties is None:
+        return
+    assert stored.total is not None
+    rows = np.sort(rows)
+    at = np.searchsorted(ties, rows)
+    hit = at < ties.size
+    hit[hit] = ties[at[hit]] == rows[hit]
+    if hit.any():
+        ties = np.delete(ties, at[hit])
+    cand = rows[stored.feasible[rows]]
+    vals = stored.total[cand]
+    top = int(vals.max()) if cand.size else None
+    if top is not None and top > stored.best:
+        stored.best, stored.ties = top, cand[vals == top]
+    elif ties.size == 0:
+        stored.ties = None
+    elif top is not None and top == stored.best:
+        add = cand[vals == top]
+        stored.ties = np.insert(ties, np.searchsorted(ties, add), add)
+    else:
+        stored.ties = ties
 
 
 def select(stored: Stored, u: float, any_scorer: bool) -> tuple[int, Scores]:
-    """selectHost over the stored rows for the draw ``u`` (as :func:`.runtime.select.select_row`
-    without a hint: both ways choose the same row), and the cycle's total."""
-    if stored.total is not None:
-        return kernels.select_best(stored.total, stored.feasible, u), stored.total
-    return kernels.nth_true_ref(stored.feasible, u), stored.const if any_scorer else 1
+    """selectHost over the stored rows for the draw ``u``: the ``floor(u * ties)``-th best row in
+    row order, as :func:`.kernels.select_best` picks it (from the kept best rows, rebuilt when
+    unknown), and the cycle's total."""
+    total = stored.total
+    if total is None:
+        return kernels.nth_true_ref(stored.feasible, u), stored.const if any_scorer else 1
+    if stored.n_rows < TRACK_TIES_FROM:
+        return kernels.select_best(total, stored.feasible, u), total
+    if stored.ties is None:
+        rows = np.flatnonzero(stored.feasible)
+        vals = total[rows]
+        stored.best = int(vals.max())
+        stored.ties = rows[vals == stored.best]
+    ties = stored.ties
+    return int(ties[min(int(u * ties.size), ties.size - 1)]), total

@@ -110,7 +110,11 @@ def run(on: bool, steps: int = 260, seed: int = 11) -> tuple[list[str], Framewor
     return placed, fw
 
 
-def test_placements_and_draws_are_the_same_with_the_gate_on_and_off() -> None:
+@pytest.mark.parametrize("track_ties_from", [batching.TRACK_TIES_FROM, 0], ids=["scan", "kept-ties"])
+def test_placements_and_draws_are_the_same_with_the_gate_on_and_off(
+    track_ties_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batching, "TRACK_TIES_FROM", track_ties_from)
     on, fw = run(True)
     off, _ = run(False)
     assert on == off
@@ -119,8 +123,12 @@ def test_placements_and_draws_are_the_same_with_the_gate_on_and_off() -> None:
     assert fw.batch_outcomes["no_hint"] > 0  # a shape seen first, or dropped
 
 
-def test_the_differential_workload_gives_the_same_recording_with_the_gate_on_and_off() -> None:
-    assert first_difference(replay("small", batching=False), replay("small", batching=True)) is None
+@pytest.mark.parametrize(
+    "size",
+    [pytest.param("small", id="200 nodes"), pytest.param("large", id="5000 nodes", marks=pytest.mark.slow)],
+)
+def test_the_differential_workload_gives_the_same_recording_with_the_gate_on_and_off(size: str) -> None:
+    assert first_difference(replay(size, batching=False), replay(size, batching=True)) is None
 
 
 def test_the_gate_off_never_batches() -> None:

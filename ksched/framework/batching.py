@@ -130,27 +130,44 @@ def reads(plugin: object) -> str | None:
 
 def sign(plan: Plan, pod: Pod) -> tuple[object, ...] | None:
     """The pod's signature under ``plan`` (the plugins its cycle calls), or None: unsignable."""
+    signers = _signers_of(plan)
+    if signers is None:
+        return None
     parts: list[object] = [plan]
+    for name, signer in signers:
+        part = signer(pod)
+        if part is None:
+            return None
+        parts.append((name, part))
+    return tuple(parts)
+
+
+_SIGNERS_BY_PLAN: dict[int, tuple[Plan, tuple[tuple[str, Callable[[Pod], object]], ...] | None]] = {}
+"""Each plan's signers, worked out once (a profile has a handful of plans, kept alive here)."""
+
+
+def _signers_of(plan: Plan) -> tuple[tuple[str, Callable[[Pod], object]], ...] | None:
+    """``(plugin name, signer)`` for every plugin of ``plan`` that signs, once each; None when one
+    cannot (:data:`MUST_SKIP` plugins sign nothing: their Skip is checked on every cycle)."""
+    found = _SIGNERS_BY_PLAN.get(id(plan))
+    if found is not None and found[0] is plan:
+        return found[1]
+    out: list[tuple[str, Callable[[Pod], object]]] | None = []
     seen: set[str] = set()
     for plugin in (*plan.pre_filter, *plan.filters, *plan.pre_score, *(s[0] for s in plan.scorers)):
         name = plugin.name
-        if name in seen:
+        if name in seen or out is None:
             continue
         seen.add(name)
         own = getattr(plugin, "batch_sign", None)
         if callable(own):
-            part = own(pod)
-            if part is None:
-                return None
-        elif name in MUST_SKIP:
-            continue
-        else:
+            out.append((name, own))
+        elif name not in MUST_SKIP:
             signer = SIGNERS.get(name)
-            if signer is None:
-                return None
-            part = signer(pod)
-        parts.append((name, part))
-    return tuple(parts)
+            out = None if signer is None else [*out, (name, signer)]
+    signers = None if out is None else tuple(out)
+    _SIGNERS_BY_PLAN[id(plan)] = (plan, signers)
+    return signers
 
 
 @dataclass(slots=True)
@@ -237,10 +254,10 @@ def store(
     for name, fr in filtered:
         if name not in row_names and fr.failed is not None:
             static_ok &= fr.failed[:n] == 0
-    parts = [
-        ScorePart(p, w, norm, reads(p) == "rows", _own(raw, n), _own(scores, n))
-        for p, w, norm, raw, scores in kept
-    ]
+    parts = []
+    for p, w, norm, raw, scores in kept:
+        own = _own(raw, n)  # without NormalizeScore the scores are the raw ones: one copy
+        parts.append(ScorePart(p, w, norm, reads(p) == "rows", own, own if norm is None else _own(scores, n)))
     out = Stored(
         signature,
         cluster,

@@ -88,9 +88,7 @@ class CycleTimer:
         else:
             counts = recorder.plugin_evaluations
             self.evaluations = Evaluations(
-                counts(profile, "PreFilter"),
-                counts(profile, "Filter"),
-                counts(profile, "PreScore"),
+                counts(profile, "PreFilter"), counts(profile, "Filter"), counts(profile, "PreScore"),
                 counts(profile, "Score"),
             )
 

@@ -64,6 +64,7 @@ UNSCHEDULABLE_PODS: Final = "scheduler_unschedulable_pods"
 GOROUTINES: Final = "scheduler_goroutines"
 PERMIT_WAIT_DURATION_SECONDS: Final = "scheduler_permit_wait_duration_seconds"
 PLUGIN_EVALUATION_TOTAL: Final = "scheduler_plugin_evaluation_total"
+BATCH_ATTEMPTS_TOTAL: Final = "scheduler_batch_attempts_total"
 CACHE_SIZE: Final = "scheduler_cache_size"
 EVENT_HANDLING_DURATION_SECONDS: Final = "scheduler_event_handling_duration_seconds"
 QUEUEING_HINT_EXECUTION_DURATION_SECONDS: Final = "scheduler_queueing_hint_execution_duration_seconds"
@@ -175,6 +176,7 @@ class Metrics:
     goroutines: Gauge = field(init=False)
     permit_wait_duration: Histogram = field(init=False)
     plugin_evaluation: PluginEvaluations = field(init=False)
+    batch_attempts: BatchAttempts = field(init=False)
     cache_size: Gauge = field(init=False)
     event_handling_duration: CycleHistogram = field(init=False)
     plugin_errors: Counter = field(init=False)
@@ -353,6 +355,11 @@ class Metrics:
             "(available only in PreFilter, Filter, PreScore, and Score).",
             registry=self._registry(),
         )
+        self.batch_attempts = BatchAttempts(
+            BATCH_ATTEMPTS_TOTAL,
+            "Counts of results when we attempt to use batching.",
+            registry=self._registry(),
+        )
         self.cache_size = self._gauge(
             CACHE_SIZE,
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
@@ -519,6 +526,35 @@ class PluginEvaluations(Collector):
         yield family
 
 
+class BatchAttempts(Collector):
+    """``scheduler_batch_attempts_total`` (``profile``, ``result``: ``no_hint``, ``hint_used``,
+    ``hint_not_used``), one plain counter per profile that the framework adds to on the scheduling
+    thread, as :class:`PluginEvaluations` does."""
+
+    def __init__(self, name: str, documentation: str, *, registry: CollectorRegistry) -> None:
+        self.name = name
+        self.documentation = documentation
+        self._by_profile: dict[str, collections.Counter[str]] = {}
+        registry.register(self)
+
+    def counts(self, profile: str) -> collections.Counter[str]:
+        """Result -> attempts in ``profile``, to add to (memoized)."""
+        found = self._by_profile.get(profile)
+        if found is None:
+            found = self._by_profile[profile] = collections.Counter()
+        return found
+
+    def describe(self) -> list[CounterMetricFamily]:
+        return [CounterMetricFamily(self.name, self.documentation, labels=("profile", "result"))]
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(self.name, self.documentation, labels=("profile", "result"))
+        for profile, counts in list(self._by_profile.items()):
+            for result, n in list(counts.items()):
+                family.add_metric([profile, result], n)
+        yield family
+
+
 class RestClientMetrics(Collector):
     """The ``rest_client_*`` families component-base registers for client-go, read from ``source``.
 
@@ -598,7 +634,15 @@ class FrameworkMetrics:
     plugin durations, plugin evaluations and out-of-tree plugin failures, with children looked up
     once per label set."""
 
-    __slots__ = ("_errors", "_evaluations", "_plugins", "_point_children", "_point_groups", "_points")
+    __slots__ = (
+        "_batches",
+        "_errors",
+        "_evaluations",
+        "_plugins",
+        "_point_children",
+        "_point_groups",
+        "_points",
+    )
 
     def __init__(self, metrics: Metrics) -> None:
         self._points = metrics.framework_extension_point_duration
@@ -607,6 +651,7 @@ class FrameworkMetrics:
         self._plugins = metrics.plugin_execution_duration
         self._evaluations = metrics.plugin_evaluation
         self._errors = Children(metrics.plugin_errors)
+        self._batches = metrics.batch_attempts
 
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
         # Several times per cycle: the child's observe is inlined here.
@@ -639,6 +684,10 @@ class FrameworkMetrics:
     def plugin_failed(self, plugin: str, point: str) -> None:
         self._errors(plugin, point).inc()
 
+    def batch_attempts(self, profile: str) -> collections.Counter[str]:
+        """``scheduler_batch_attempts_total`` of ``profile``: result -> count, added to in place."""
+        return self._batches.counts(profile)
+
 
 class Children(Generic[M]):
     """One metric's labelled children, memoized per tuple of label values (in label order).
@@ -662,6 +711,7 @@ class Children(Generic[M]):
 
 
 __all__ = [
+    "BATCH_ATTEMPTS_TOTAL",
     "CACHE_SIZE",
     "EVENTS_DROPPED_TOTAL",
     "EVENT_HANDLING_DURATION_SECONDS",
@@ -692,6 +742,7 @@ __all__ = [
     "SCHEDULING_ALGORITHM_DURATION_SECONDS",
     "SCHEDULING_ATTEMPT_DURATION_SECONDS",
     "UNSCHEDULABLE_PODS",
+    "BatchAttempts",
     "Children",
     "CycleHistogram",
     "FrameworkMetrics",

@@ -6,7 +6,8 @@ ignore. An unknown gate is refused as upstream refuses it (``unrecognized featur
 
 Defaults are v1.35's versioned defaults in ``pkg/features/kube_features.go``. ``implemented`` is the
 value ksched's behaviour matches: for most gates the default; for an alpha gate that ksched does not
-implement, ``False`` (the default), so asking for ``true`` fails.
+implement, ``False`` (the default), so asking for ``true`` fails. A gate with ``both`` has code for
+either value (the framework reads it), so ``--feature-gates`` may set it either way.
 """
 
 from __future__ import annotations
@@ -31,14 +32,18 @@ class Gate:
     """The value ksched's code behaves as."""
     why: str
     """Where the behaviour lives, or why the other value is not available."""
+    both: bool = False
+    """Either value is implemented (``implemented`` is then the default)."""
 
     @property
     def locked(self) -> bool:
         return self.stage == "GA"
 
 
-def _g(name: str, default: bool, stage: str, why: str, implemented: bool | None = None) -> Gate:
-    return Gate(name, default, stage, default if implemented is None else implemented, why)
+def _g(
+    name: str, default: bool, stage: str, why: str, implemented: bool | None = None, *, both: bool = False
+) -> Gate:
+    return Gate(name, default, stage, default if implemented is None else implemented, why, both)
 
 
 GATES: Final[tuple[Gate, ...]] = (
@@ -66,6 +71,13 @@ GATES: Final[tuple[Gate, ...]] = (
         True,
         "BETA",
         "DynamicResourcesArgs.filterTimeout is accepted (0s or 10s)",
+    ),
+    _g(
+        "OpportunisticBatching",
+        True,
+        "BETA",
+        "same-signature pods reuse the last cycle's results, exactly (ksched.framework.batching)",
+        both=True,
     ),
 )
 BY_NAME: Final[Mapping[str, Gate]] = MappingProxyType({g.name: g for g in GATES})
@@ -125,7 +137,7 @@ def _check(gate: Gate, value: bool, via: str = "") -> None:
             f"cannot set feature gate {gate.name} to {str(value).lower()}, feature is locked to "
             f"{str(gate.default).lower()}" + (f" (via {via})" if via else ""),
         )
-    if value != gate.implemented:
+    if value != gate.implemented and not gate.both:
         raise ConfigError(
             "--feature-gates",
             f"{gate.name}={str(value).lower()}"

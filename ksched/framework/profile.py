@@ -51,8 +51,11 @@ def build_framework(
     services: HandleServices | None = None,
     recorder: FrameworkRecorder | None = None,
     start_index: StartIndex | None = None,
+    batching: bool = True,
 ) -> Framework:
     """Instantiate ``profile``'s plugins and order them per extension point.
+
+    ``batching``: the ``OpportunisticBatching`` gate (:mod:`ksched.framework.batching`).
 
     ``services`` are what the scheduler process lends binding-cycle plugins (event recorder, API
     client); ``recorder`` receives the extension-point and plugin timings and plugin failures;
@@ -102,6 +105,7 @@ def build_framework(
         handle=handle,
         recorder=recorder,
         start_index=start_index,
+        batching_enabled=batching,
     )
 
 
@@ -156,6 +160,7 @@ def build_profiles(
             services=services,
             recorder=recorder,
             start_index=start_index,
+            batching=config.feature_gates.enabled("OpportunisticBatching"),
         )
         for i, p in enumerate(config.profiles)
     }

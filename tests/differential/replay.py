@@ -27,14 +27,17 @@ def golden_path(size: str) -> Path:
     return GOLDEN_DIR / f"{size}.json.gz"
 
 
-def replay(size: str, *, seed: int = WORKLOAD_SEED, tie_break_seed: int = TIE_BREAK_SEED) -> Recording:
-    """The decisions the scheduler makes on the ``size`` workload drawn from ``seed``."""
+def replay(
+    size: str, *, seed: int = WORKLOAD_SEED, tie_break_seed: int = TIE_BREAK_SEED, batching: bool = True
+) -> Recording:
+    """The decisions the scheduler makes on the ``size`` workload drawn from ``seed`` (``batching``:
+    the ``OpportunisticBatching`` gate)."""
     workload = generate(SIZES[size], seed)
     recording = Recording(workload={"size": size, "seed": seed, "digest": digest(workload)})
     clock = FakeClock()
     inbox = Inbox()
     cluster = SimulatedCluster(clock=clock, deliver=inbox.put, recording=recording)
-    loop = wiring.build(seed=tie_break_seed, clock=clock, outbox=cluster, inbox=inbox)
+    loop = wiring.build(seed=tie_break_seed, clock=clock, outbox=cluster, inbox=inbox, batching=batching)
     for raw in workload.nodes:
         cluster.add_node(raw)
     for raw in workload.running:

@@ -17,10 +17,12 @@ changes with it, and the recording must not. The contract the rest of the harnes
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from ksched.cache.cluster import ClusterCache
 from ksched.config import default_config
+from ksched.config.features import feature_gates
 from ksched.framework.profile import build_profiles
 from ksched.kube import events as kev
 from ksched.scheduler.binder import Outbox
@@ -54,8 +56,13 @@ class Loop:
         self.scheduler.run(until=idle)
 
 
-def build(*, seed: int, clock: Callable[[], float], outbox: Outbox, inbox: Inbox) -> Loop:
-    config = default_config()
+def build(
+    *, seed: int, clock: Callable[[], float], outbox: Outbox, inbox: Inbox, batching: bool = True
+) -> Loop:
+    """``batching``: the ``OpportunisticBatching`` gate (on by default, as upstream's)."""
+    config = dataclasses.replace(
+        default_config(), feature_gates=feature_gates({"OpportunisticBatching": batching})
+    )
     profiles = build_profiles(config, seed=seed)
     queue = queue_for(config, profiles, clock=clock)
     for kind in ("nodes", "pods"):

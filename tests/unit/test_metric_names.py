@@ -76,6 +76,7 @@ UPSTREAM: list[tuple[str, str, tuple[str, ...], str]] = [
     ("scheduler_cache_size", "gauge", ("type",), SCHEDULER),  # "scheduler_scheduler_cache_size" before v1.33
     ("scheduler_unschedulable_pods", "gauge", ("plugin", "profile"), SCHEDULER),
     ("scheduler_plugin_evaluation_total", "counter", ("plugin", "extension_point", "profile"), SCHEDULER),
+    ("scheduler_batch_attempts_total", "counter", ("profile", "result"), SCHEDULER),
     ("scheduler_inflight_events", "gauge", ("event",), SCHEDULER),
     ("rest_client_requests_total", "counter", ("code", "method", "host"), RESTCLIENT),
     ("rest_client_request_retries_total", "counter", ("code", "verb", "host"), RESTCLIENT),

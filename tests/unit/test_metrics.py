@@ -36,6 +36,7 @@ EXPECTED = {
     "scheduler_goroutines": ("gauge", ("operation",), None),
     "scheduler_permit_wait_duration_seconds": ("histogram", ("result",), (0.001, 2, 15)),
     "scheduler_plugin_evaluation_total": ("counter", ("plugin", "extension_point", "profile"), None),
+    "scheduler_batch_attempts_total": ("counter", ("profile", "result"), None),
     "scheduler_cache_size": ("gauge", ("type",), None),
     "scheduler_event_handling_duration_seconds": ("histogram", ("event",), (0.0001, 2, 12)),
     "scheduler_queueing_hint_execution_duration_seconds": (
@@ -83,6 +84,9 @@ def _touch(metrics: m.Metrics, tally: RequestTally) -> None:
             continue
         if isinstance(attr, m.PluginEvaluations):
             attr.counts("x", "x")["x"] += 1
+            continue
+        if isinstance(attr, m.BatchAttempts):
+            attr.counts("x")["x"] += 1
             continue
         labels = attr.labelnames if isinstance(attr, m.CycleHistogram) else attr._labelnames
         child = attr.labels(*("x" for _ in labels)) if labels else attr

@@ -12,13 +12,14 @@ The binding cycle's points (Reserve, Unreserve, Permit, PreBind, PostBind) have 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence, Sized
 from types import MappingProxyType
 
 import numpy as np
 
 from ksched.cache.cluster import ClusterCache
-from ksched.framework import names
+from ksched.framework import batching, names
 from ksched.framework.api import PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
 from ksched.framework.extender import (
     EXTENDER_NAME,
@@ -39,6 +40,7 @@ from ksched.framework.interface import (
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
+    Scores,
     Status,
 )
 from ksched.framework.nominated_pass import NominatedPass
@@ -46,6 +48,7 @@ from ksched.framework.plans import Gates, Plan
 from ksched.framework.relevance import never, relevance
 from ksched.framework.result import CycleResult, PluginScores
 from ksched.framework.runtime import binding
+from ksched.framework.runtime.batched import NO_HINT, Outcome, run_batched
 from ksched.framework.runtime.filtering import Fit, reached_on, run_filters, with_nominated_pods
 from ksched.framework.runtime.postfilter import run_post_filter
 from ksched.framework.runtime.prefilter import run_pre_filter
@@ -99,10 +102,12 @@ class Framework:
         rng: np.random.Generator | None = None,
         recorder: FrameworkRecorder | None = None,
         start_index: StartIndex | None = None,
+        batching_enabled: bool = True,
     ) -> None:
         """``handle``: the one the plugins were built with (a new one when None, with ``rng`` as
         its generator: give one or the other). ``start_index``: where ``percentageOfNodesToScore``'s
-        search starts, shared by the scheduler's profiles (a new one when None)."""
+        search starts, shared by the scheduler's profiles (a new one when None).
+        ``batching_enabled``: the ``OpportunisticBatching`` gate (:mod:`ksched.framework.batching`)."""
         if handle is not None and rng is not None:
             raise ValueError("give the generator to the Handle, not to both")
         self.profile = profile
@@ -143,6 +148,14 @@ class Framework:
         """The scheduler's extenders (global, shared by the profiles), in config order."""
         self.handle.bind_framework(self)
         self._nominated_pass = NominatedPass(self.handle)
+        self.batching_enabled = batching_enabled
+        self._stored: list[batching.Stored] = []
+        """The last fully evaluated cycles of a few signatures (opportunistic batching), newest first."""
+        self._signature: tuple[object, ...] | None = None
+        """The current cycle's pod signature when the cycle may be stored or reused."""
+        counts = getattr(recorder, "batch_attempts", None)
+        self.batch_outcomes: Counter[str] = counts(profile) if callable(counts) else Counter()
+        """Batching attempts per upstream ``result`` (``scheduler_batch_attempts_total``)."""
 
     # ------------------------------------------------------------------ the cycle
     def schedule_pod(
@@ -162,6 +175,21 @@ class Framework:
         result, plan, state = self._start(pod, cluster)
         if plan is None:
             return result
+        self._signature = self._batch_signature(pod, plan, nominated, explain)
+        # A sampled cycle times every plugin call, so it runs them all (and stores the results).
+        stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
+        if stored is None and self._signature is not None:
+            self.batch_outcomes[NO_HINT] += 1
+        if stored is not None:
+            any_scorer = bool(self.score_plugins)
+            outcome = run_batched(stored, self.rng, pod, cluster, plan, state, result, self.timer, any_scorer)
+            self.batch_outcomes[outcome.label] += 1
+            if outcome is Outcome.HIT:
+                return result
+            self._stored.remove(stored)  # half brought up to date, or decided by PreFilter / PreScore
+            if outcome is Outcome.DECIDED:
+                return result
+            result, plan, state = self._start(pod, cluster)
         fit = self._find_nodes_that_fit(
             pod, cluster, plan, state, result, nominated, keep_reasons=explain, timer=self.timer
         )
@@ -192,6 +220,44 @@ class Framework:
         if fit.count == 1 and not explain:
             return _selected(result, int(np.flatnonzero(fit.feasible)[0]), cluster)
         return self._prioritize_and_select(pod, cluster, plan, state, fit, result, limited, explain)
+
+    def _batch_signature(
+        self, pod: Pod, plan: Plan, nominated: NominatedPods | None, explain: bool
+    ) -> tuple[object, ...] | None:
+        """The pod's signature when its cycle may reuse or be stored (:mod:`.batching`): not with
+        the gate off, an explanation, extenders, ``percentageOfNodesToScore``, a nominated node or
+        any nominated pod (their rules read more than one cycle's results)."""
+        if (
+            not self.batching_enabled
+            or explain
+            or self.extenders
+            or self.percentage_of_nodes_to_score is not None
+            or pod.nominated_node_name
+        ):
+            return None
+        if nominated is not None and not (isinstance(nominated, Sized) and len(nominated) == 0):
+            return None
+        return batching.sign(plan, pod)
+
+    def _store(
+        self,
+        cluster: ClusterCache,
+        plan: Plan,
+        state: CycleState,
+        fit: Fit,
+        result: CycleResult,
+        kept: list[tuple[ScorePlugin, int, NormalizeScorePlugin | None, Scores, Scores]],
+    ) -> None:
+        """Keep this full cycle's results for the next pod of the same signature, when every
+        plugin that ran can be brought up to date on a few rows."""
+        signature = self._signature
+        row_filters = batching.capturable(plan, state, fit.ran, self.filter_plugins)
+        if signature is None or row_filters is None:
+            return
+        entry = batching.store(
+            signature, cluster, state, row_filters, result.filters, fit.feasible, fit.count, kept
+        )
+        batching.keep(self._stored, entry)
 
     def _start(self, pod: Pod, cluster: ClusterCache) -> tuple[CycleResult, Plan | None, CycleState]:
         """The cycle's result, its plan for ``pod`` and its state; no plan when there is no node."""
@@ -308,8 +374,21 @@ class Framework:
         if status is not SUCCESS:
             result.status = status
             return result
+        storing = self._signature is not None and fit.narrowed is None
+        kept: list[tuple[ScorePlugin, int, NormalizeScorePlugin | None, Scores, Scores]] | None = (
+            [] if storing else None
+        )
         scores = run_score(
-            plan.scorers, state, pod, cluster, feasible, result, self.timer, explain=explain, scored=fit.count
+            plan.scorers,
+            state,
+            pod,
+            cluster,
+            feasible,
+            result,
+            self.timer,
+            explain=explain,
+            scored=fit.count,
+            keep=kept,
         )
         if scores is None:
             return result
@@ -323,6 +402,8 @@ class Framework:
             result, scores, feasible, state.best_rows, u, hint_allowed=hint_allowed, any_scorer=any_scorer
         )
         result.feasible = feasible
+        if kept is not None:
+            self._store(cluster, plan, state, fit, result, kept)
         return _selected(result, row, cluster)
 
     def _add_extender_scores(

@@ -102,10 +102,13 @@ def run_score(
     *,
     explain: bool,
     scored: int = 0,
+    keep: list[tuple[ScorePlugin, int, NormalizeScorePlugin | None, Scores, Scores]] | None = None,
 ) -> WeightedScores | None:
     """Every Score plugin not skipped, normalized and range-checked; None on an error (then in
     ``result.status``). With ``explain`` each plugin's normalized scores go to ``result.scores``.
-    ``scored``: the number of feasible rows, each an evaluation of every plugin that scores."""
+    ``scored``: the number of feasible rows, each an evaluation of every plugin that scores.
+    ``keep`` receives each plugin's weight, raw and normalized scores, for
+    opportunistic batching to reuse."""
     recording = timer.recording
     started = time.perf_counter() if recording else 0.0
     out = WeightedScores()
@@ -119,10 +122,12 @@ def run_score(
         t0 = time.perf_counter() if sampled else 0.0
         try:
             if sampled:
-                scores = _scores_of(plugin, norm, state, pod, cluster, feasible, timer)
+                scores = _scores_of(plugin, norm, state, pod, cluster, feasible, timer, weight, keep)
             else:
                 raw = plugin.score(state, pod, cluster, feasible)
                 scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
+                if keep is not None:
+                    keep.append((plugin, weight, norm, raw, scores))
             # ScoresInRange (ksched.framework.hooks), read after each call: a plugin may set it per cycle.
             bad = None if getattr(plugin, "scores_in_range", False) else _out_of_range(scores, feasible)
         except Exception as exc:
@@ -160,19 +165,25 @@ def _scores_of(
     cluster: ClusterCache,
     feasible: np.ndarray,
     timer: CycleTimer,
+    weight: int = 0,
+    keep: list[tuple[ScorePlugin, int, NormalizeScorePlugin | None, Scores, Scores]] | None = None,
 ) -> Scores:
-    """One plugin's Score, then its NormalizeScore, timed one by one on sampled cycles."""
+    """One plugin's Score, then its NormalizeScore, timed one by one on sampled cycles (``keep``:
+    as :func:`run_score`'s)."""
     if not timer.sampled:
         raw = plugin.score(state, pod, cluster, feasible)
-        return norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
-    t0 = time.perf_counter()
-    raw = plugin.score(state, pod, cluster, feasible)
-    timer.plugin(plugin.name, "Score", "Success", t0)
-    if norm is None:
-        return raw
-    t0 = time.perf_counter()
-    scores = norm.normalize_score(state, pod, raw, feasible)
-    timer.plugin(plugin.name, "ScoreExtensionNormalize", "Success", t0)
+        scores = norm.normalize_score(state, pod, raw, feasible) if norm is not None else raw
+    else:
+        t0 = time.perf_counter()
+        raw = plugin.score(state, pod, cluster, feasible)
+        timer.plugin(plugin.name, "Score", "Success", t0)
+        scores = raw
+        if norm is not None:
+            t0 = time.perf_counter()
+            scores = norm.normalize_score(state, pod, raw, feasible)
+            timer.plugin(plugin.name, "ScoreExtensionNormalize", "Success", t0)
+    if keep is not None:
+        keep.append((plugin, weight, norm, raw, scores))
     return scores
 
 

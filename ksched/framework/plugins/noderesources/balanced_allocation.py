@@ -25,6 +25,7 @@ from ksched.framework.api import (
     Scores,
     Status,
 )
+from ksched.framework.batching import RowsAnswer
 from ksched.framework.interface import HintFn
 from ksched.framework.plugins.noderesources.resource_pass import ResourcePass, shared_pass
 from ksched.model.pod import Pod
@@ -58,6 +59,11 @@ class BalancedAllocation:
             return 0  # best-effort pod scored without PreScore: upstream's Score returns 0 too
         self.scores_in_range = res.balanced_in_range
         return res.balanced
+
+    def batch_rows(self, state: CycleState, pod: Pod, cluster: ClusterReader, rows: np.ndarray) -> RowsAnswer:
+        """Score on ``rows`` only (opportunistic batching, ``framework.batching``)."""
+        res = self._pass.on_rows(state, pod, cluster, rows)
+        return RowsAnswer(None, res.balanced, res.balanced_in_range)
 
     def events_to_register(self) -> list[ClusterEventSpec]:
         return list(self.queueing_hints())

@@ -38,6 +38,7 @@ from ksched.framework.api import (
     Status,
     cluster_event,
 )
+from ksched.framework.batching import RowsAnswer
 from ksched.framework.interface import HintFn
 from ksched.framework.plugins.noderesources import hints
 from ksched.framework.plugins.noderesources.resource_pass import (
@@ -153,6 +154,11 @@ class Fit:
         """What :meth:`filter_rows` reads of the pod: its kernel inputs, one object per request
         shape and table layout, so pods of the same shape share the nominated-pods pass's answer."""
         return self._pass.cycle_spec(state, pod, cluster)
+
+    def batch_rows(self, state: CycleState, pod: Pod, cluster: ClusterReader, rows: np.ndarray) -> RowsAnswer:
+        """Filter and Score on ``rows`` only (opportunistic batching, ``framework.batching``)."""
+        res = self._pass.on_rows(state, pod, cluster, rows)
+        return RowsAnswer(res.passed, res.fit, res.fit_in_range)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterReader, feasible: np.ndarray) -> Status:
         return SUCCESS

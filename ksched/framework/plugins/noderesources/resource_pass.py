@@ -42,6 +42,7 @@ from ksched.model.resources import CPU, EPHEMERAL_STORAGE, FIXED_COLUMNS, MEMORY
 SHARED_KEY: Final = "noderesources.ResourcePass"
 STATE_KEY: Final = f"{names.NODE_RESOURCES_FIT}.resources"
 SPEC_STATE_KEY: Final = f"{names.NODE_RESOURCES_FIT}.spec"
+ROWS_STATE_KEY: Final = f"{names.NODE_RESOURCES_FIT}.rows"
 SPEC_CACHE_SIZE: Final = 512
 ERR_REASON_TOO_MANY_PODS: Final = "Too many pods"
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -352,6 +353,31 @@ class ResourcePass:
             reference=fused_pass_ref,
         )
         return out.bits
+
+    def on_rows(self, state: CycleState, pod: Pod, cluster: ClusterReader, rows: np.ndarray) -> FusedPass:
+        """The sweep on ``rows`` only (aligned with them), once per cycle and set of rows: what
+        opportunistic batching asks of Fit and BalancedAllocation on the rows that changed since
+        the cycle it reuses (``framework.batching``)."""
+        memo: tuple[np.ndarray, FusedPass] | None = state.data.get(ROWS_STATE_KEY)
+        if memo is not None and memo[0] is rows:
+            return memo[1]
+        spec = self.cycle_spec(state, pod, cluster)
+        nodes = cluster.nodes
+        out = kernels.fused_pass(
+            nodes.allocatable[rows],
+            nodes.requested[rows],
+            nodes.nonzero_requested[rows],
+            nodes.allowed_pods[rows],
+            nodes.pod_count[rows],
+            nodes.valid[rows],
+            int(rows.size),
+            spec.packed,
+            0,
+            0,
+            reference=fused_pass_ref,
+        )
+        state.data[ROWS_STATE_KEY] = (rows, out)
+        return out
 
 
 def shared_pass(shared: dict[str, Any]) -> ResourcePass:

@@ -356,11 +356,16 @@ def _apply_pod_level(
             nonzero[rname] += value
 
 
-def _inter_pod_terms(affinity: Mapping[str, Any]) -> dict[str, Any]:
+_NO_TERMS: Mapping[str, Any] = {}
+"""What most pods have: one empty map for all of them, not one each."""
+
+
+def _inter_pod_terms(affinity: Mapping[str, Any]) -> Mapping[str, Any]:
     """The raw ``podAffinity`` / ``podAntiAffinity`` of ``spec.affinity`` (mostly absent)."""
     if not affinity:
-        return {}
-    return {k: v for k, v in affinity.items() if k in ("podAffinity", "podAntiAffinity")}
+        return _NO_TERMS
+    terms = {k: v for k, v in affinity.items() if k in ("podAffinity", "podAntiAffinity")}
+    return terms or _NO_TERMS
 
 
 def _spread_constraints(raw: Any, obj: str) -> tuple[Mapping[str, Any], ...]:

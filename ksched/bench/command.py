@@ -1,4 +1,5 @@
-"""``ksched bench WORKLOAD [--nodes N] [--pods N] [--repeat K] [--out DIR] [--profile] [--compare PREV]``.
+"""``ksched bench WORKLOAD [--nodes N | --sweep nodes=A,B,...] [--pods N] [--repeat K] [--out DIR] [--profile]
+[--compare PREV]``.
 
 Kept import-light: building the ``ksched`` parser imports this module, so everything heavy is imported
 inside :func:`run_bench`. ``WORKLOAD`` may also be an existing ``results.json``: with ``--compare`` that
@@ -30,6 +31,12 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--nodes", type=int, help="total nodes (default: the workload's, 5000 for the shipped ones)"
+    )
+    p.add_argument(
+        "--sweep",
+        metavar="nodes=A,B,...",
+        help="run the workload once per cluster size (each with --repeat runs) and write the curve: "
+        "sweep.json, sweep.md and sweep.png in --out",
     )
     p.add_argument("--pods", type=int, help="total measured pods (default: the workload's)")
     p.add_argument("--repeat", type=int, default=1, help="runs, each in fresh processes (default 1)")
@@ -83,7 +90,7 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
 def run_bench(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ksched.bench import chart, report, workload
+    from ksched.bench import chart, report, sweep, workload
     from ksched.bench.driver import BenchOptions, run_once
     from ksched.bench.extender import parse_verbs
 
@@ -106,9 +113,13 @@ def run_bench(args: argparse.Namespace) -> int:
         )
         print(text)
         return EXIT_REGRESSION if regressed else EXIT_OK
-    previous = report.load_results(args.compare) if args.compare else None  # fail before a long run
+    if args.sweep and (args.nodes is not None or args.compare is not None):
+        print("ksched bench: --sweep sets the node counts itself and takes neither --nodes nor --compare")
+        return 2
+    sizes = sweep.parse(args.sweep) if args.sweep else None  # fail before a long run
+    previous = report.load_results(args.compare) if args.compare else None
     w = workload.load(args.workload).scaled(nodes=args.nodes, pods=args.pods)
-    out = args.out or Path("bench-out") / w.name
+    out = args.out or Path("bench-out") / (w.name + ("-sweep" if sizes else ""))
     opts = BenchOptions(
         out_dir=out,
         profile=args.profile,
@@ -120,6 +131,8 @@ def run_bench(args: argparse.Namespace) -> int:
         pin=args.pin,
         extender=parse_verbs(args.extender) if args.extender else (),
     )
+    if sizes is not None:
+        return sweep.run(workload.load(args.workload), sizes, args.pods, opts, args.repeat, out)
     runs = []
     for k in range(max(1, args.repeat)):
         print(

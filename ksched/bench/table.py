@@ -2,8 +2,9 @@
 
 ``python -m ksched.bench.table [--readme benches/README.md] FILE...`` reads each ``FILE`` (a
 ``ksched bench`` ``results.json``, a directory holding one, or a pytest-benchmark JSON written with
-``--benchmark-json``) and renders one Markdown table: a row per workload (its ``summary``: medians
-over runs) and a row per microbenchmark (its median). With ``--readme`` the table replaces what
+``--benchmark-json``, or a ``ksched bench --sweep`` ``sweep.json``) and renders one Markdown table: a
+row per workload (its ``summary``: medians over runs), a row per size of a sweep and a row per
+microbenchmark (its median). With ``--readme`` the table replaces what
 lies between the :data:`BEGIN` and :data:`END` marker lines of that file; without it, the table is
 printed. Rows keep the order of the files given, so the command that made a table is the one that
 remakes it.
@@ -25,6 +26,7 @@ import orjson
 
 from ksched.bench.errors import WorkloadError
 from ksched.bench.report import SCHEMA, load_results
+from ksched.bench.sweep import SCHEMA as SWEEP_SCHEMA
 
 BEGIN = "<!-- figures:begin (python -m ksched.bench.table regenerates this table) -->"
 END = "<!-- figures:end -->"
@@ -43,9 +45,13 @@ def _read(path: Path) -> dict[str, Any]:
         raise WorkloadError(str(path), "", f"cannot read results: {exc}") from exc
     if isinstance(data, dict) and data.get("schema") == SCHEMA:
         return load_results(path)
+    if isinstance(data, dict) and data.get("schema") == SWEEP_SCHEMA:
+        return data
     if isinstance(data, dict) and isinstance(data.get("benchmarks"), list):
         return data
-    raise WorkloadError(str(path), "", f"neither a {SCHEMA!r} results.json nor a pytest-benchmark JSON")
+    raise WorkloadError(
+        str(path), "", f"neither a {SCHEMA!r} results.json, a sweep.json nor a pytest-benchmark JSON"
+    )
 
 
 def _n(v: float | None, digits: int = 0) -> str:
@@ -88,6 +94,29 @@ def workload_row(results: dict[str, Any]) -> str:
     return f"| {what} | {figure} | {upstream} | {taken} |"
 
 
+def sweep_rows(data: dict[str, Any]) -> list[str]:
+    """One row per size of a ``ksched bench --sweep``: the point's medians."""
+    m = data.get("machine") or {}
+    load = m.get("load_average")
+    rows = []
+    for p in data["points"]:
+        what = (
+            f"`ksched bench {data['workload']} --sweep`: {p['nodes']:,} nodes, "
+            f"{p['measuredPods']:,} measured pods"
+        )
+        startup = p.get("startup_to_first_bind_s")
+        figure = (
+            f"{_n(p['throughput_average'])} pods/s (p50 {_n(p['throughput_p50'])}); "
+            f"{_n(p['scheduler_cpu_ms_per_pod'], 3)} CPU ms / pod; "
+            f"peak RSS {_n(p['scheduler_peak_rss_mb'])} MB; cycle mean {_n(p['cycle_mean_ms'], 3)} ms"
+            + (f"; first bind {startup:.2f} s" if startup is not None else "")
+        )
+        cpus = f"{m.get('cpu_count')} CPUs" + (f", load {load[0]:.1f}" if load else "")
+        taken = f"{cpus}, median of {p['runs']}"
+        rows.append(f"| {what} | {figure} | – | {taken} |")
+    return rows
+
+
 def microbenchmark_rows(data: dict[str, Any]) -> list[str]:
     """One row per benchmark of a pytest-benchmark JSON: its median."""
     info = data.get("machine_info") or {}
@@ -112,6 +141,8 @@ def render(paths: Sequence[Path]) -> str:
         data = _read(path)
         if data.get("schema") == SCHEMA:
             lines.append(workload_row(data))
+        elif data.get("schema") == SWEEP_SCHEMA:
+            lines.extend(sweep_rows(data))
         else:
             lines.extend(microbenchmark_rows(data))
     return "\n".join(lines) + "\n"
@@ -132,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ksched.bench.table",
         description="Render the figures table from ksched bench results.json files (or their "
-        "directories) and pytest-benchmark JSON files, in the order given.",
+        "directories), ksched bench --sweep sweep.json files and pytest-benchmark JSON files, in the "
+        "order given.",
     )
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
     parser.add_argument(

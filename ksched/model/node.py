@@ -8,6 +8,7 @@ from typing import Any
 
 from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
+from ksched.model import _shared as shared
 from ksched.model.quantity import canonical_value
 from ksched.model.selectors import Taint, parse_taint
 
@@ -72,17 +73,19 @@ def node_from_dict(raw: Any) -> Node:
         size = f.integer(im.get("sizeBytes"), obj, f"status.images[{i}].sizeBytes", lo=0)
         images.append(NodeImage(names, size))
     return Node(
-        name=name,
+        name=shared.text(name),
         uid=f.string(meta.get("uid"), obj, "metadata.uid") or name,
-        labels=f.string_map(meta.get("labels"), obj, "metadata.labels"),
-        allocatable=allocatable,
-        taints=tuple(
-            parse_taint(t, obj, f"spec.taints[{i}]")
-            for i, t in enumerate(f.sequence(spec.get("taints"), obj, "spec.taints"))
+        labels=shared.interned_values(f.string_map(meta.get("labels"), obj, "metadata.labels")),
+        allocatable=shared.int_map(allocatable),
+        taints=shared.value(
+            tuple(
+                parse_taint(t, obj, f"spec.taints[{i}]")
+                for i, t in enumerate(f.sequence(spec.get("taints"), obj, "spec.taints"))
+            )
         ),
         unschedulable=f.boolean(spec.get("unschedulable"), obj, "spec.unschedulable"),
-        images=tuple(images),
-        conditions=_conditions(status, obj),
+        images=shared.value(tuple(images)),
+        conditions=shared.value(_conditions(status, obj)),
         annotations_key=_fingerprint(f.string_map(meta.get("annotations"), obj, "metadata.annotations")),
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 from ksched.bounded import preview
 from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
+from ksched.model import _shared as shared
 from ksched.model.quantity import canonical_value
 from ksched.model.selectors import NodeAffinity, Toleration, parse_node_affinity, parse_toleration
 from ksched.model.volumes import PodVolume, parse_pod_volumes
@@ -295,30 +296,32 @@ def pod_from_dict(raw: Any) -> Pod:
     volumes = parse_pod_volumes(spec.get("volumes"), obj, name)
     return Pod(
         uid=f.string(meta.get("uid"), obj, "metadata.uid") or f"{namespace}/{name}",
-        namespace=namespace,
+        namespace=shared.text(namespace),
         name=name,
-        scheduler_name=f.string(spec.get("schedulerName"), obj, "spec.schedulerName")
-        or DEFAULT_SCHEDULER_NAME,
-        node_name=f.string(spec.get("nodeName"), obj, "spec.nodeName"),
+        scheduler_name=shared.text(
+            f.string(spec.get("schedulerName"), obj, "spec.schedulerName") or DEFAULT_SCHEDULER_NAME
+        ),
+        node_name=shared.text(f.string(spec.get("nodeName"), obj, "spec.nodeName")),
         priority=f.integer(spec.get("priority"), obj, "spec.priority", lo=-(2**31), hi=2**31 - 1),
-        labels=f.string_map(meta.get("labels"), obj, "metadata.labels"),
-        requests=requests,
+        labels=shared.string_map(f.string_map(meta.get("labels"), obj, "metadata.labels")),
+        requests=shared.int_map(requests),
         nonzero_cpu=nonzero.get("cpu", 0),
         nonzero_memory=nonzero.get("memory", 0),
-        tolerations=_tolerations(spec.get("tolerations"), obj),
-        node_selector=f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector"),
+        tolerations=shared.value(_tolerations(spec.get("tolerations"), obj)),
+        node_selector=shared.string_map(f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector")),
         node_affinity=parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity"),
         host_ports=tuple(ports),
-        images=tuple(images),
+        images=shared.value(tuple(images)),
         container_count=container_count,
         scheduling_gates=_named_entries(spec.get("schedulingGates"), obj, "spec.schedulingGates"),
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=f.string(status.get("nominatedNodeName"), obj, "status.nominatedNodeName"),
-        preemption_policy=f.string(spec.get("preemptionPolicy"), obj, "spec.preemptionPolicy")
-        or "PreemptLowerPriority",
+        preemption_policy=shared.text(
+            f.string(spec.get("preemptionPolicy"), obj, "spec.preemptionPolicy") or "PreemptLowerPriority"
+        ),
         affinity=_inter_pod_terms(affinity),
         topology_spread_constraints=_spread_constraints(spec.get("topologySpreadConstraints"), obj),
-        phase=f.string(status.get("phase"), obj, "status.phase"),
+        phase=shared.text(f.string(status.get("phase"), obj, "status.phase")),
         # Read here, in field order: which malformed field is reported first stays the same.
         scheduled_condition=_without_generation(
             scheduled := _scheduled_condition(status.get("conditions"), obj)
@@ -353,11 +356,16 @@ def _apply_pod_level(
             nonzero[rname] += value
 
 
-def _inter_pod_terms(affinity: Mapping[str, Any]) -> dict[str, Any]:
+_NO_TERMS: Mapping[str, Any] = {}
+"""What most pods have: one empty map for all of them, not one each."""
+
+
+def _inter_pod_terms(affinity: Mapping[str, Any]) -> Mapping[str, Any]:
     """The raw ``podAffinity`` / ``podAntiAffinity`` of ``spec.affinity`` (mostly absent)."""
     if not affinity:
-        return {}
-    return {k: v for k, v in affinity.items() if k in ("podAffinity", "podAntiAffinity")}
+        return _NO_TERMS
+    terms = {k: v for k, v in affinity.items() if k in ("podAffinity", "podAntiAffinity")}
+    return terms or _NO_TERMS
 
 
 def _spread_constraints(raw: Any, obj: str) -> tuple[Mapping[str, Any], ...]:

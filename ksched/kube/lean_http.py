@@ -14,9 +14,9 @@ compressed answers (no ``Accept-Encoding`` is sent), cookies and streams (watche
 Connections: at most ``limit`` at once, one request at a time each, the most recently used first.
 A connection the server closed (idle or after ``Connection: close``) leaves the pool. A request
 whose connection ends before the whole answer arrived raises :class:`NoAnswer`; like aiohttp (RFC
-9112 section 9.3.1), an idempotent request is sent once more, on another connection, before that
-is final. A request cancelled or timed out mid-way takes its connection with it, since the
-connection's state is then unknown.
+9112 section 9.3.1), an idempotent request whose connection ended before the answer's headers is
+sent once more, on another connection, before that is final. A request cancelled or timed out
+mid-way takes its connection with it, since the connection's state is then unknown.
 """
 
 from __future__ import annotations
@@ -29,10 +29,17 @@ import httptools
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 """The methods aiohttp sends again after a lost connection (its ``IDEMPOTENT_METHODS``)."""
+CLOSE_WAIT_ROUNDS = 10
+"""How many 10 ms rounds :meth:`LeanPool.close` waits for connections to finish closing."""
 
 
 class NoAnswer(ConnectionError):
     """The connection ended, or the answer was malformed, before a whole answer arrived."""
+
+    def __init__(self, message: str, *, headers_seen: bool = False) -> None:
+        super().__init__(message)
+        self.headers_seen = headers_seen
+        """Whether the answer's status and headers had arrived (aiohttp then sends no repeat)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,8 @@ class _Conn(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        self.lost = False
+        """Whether the transport has finished closing (``connection_lost`` ran)."""
         self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Answer] | None = None
         self._body: list[bytes] = []
@@ -70,11 +79,11 @@ class _Conn(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(NoAnswer(f"malformed answer: {exc}"))
+            self._fail(NoAnswer(f"malformed answer: {exc}", headers_seen=True))
             self.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
+        self.closed = self.lost = True
         if self._waiter is None or self._waiter.done():
             return
         if self._headers_done and not self._framed:  # the answer ends with the connection
@@ -83,7 +92,7 @@ class _Conn(asyncio.Protocol):
         reason = (
             f"connection lost before the answer ended: {exc!r}" if exc else "server closed the connection"
         )
-        self._fail(NoAnswer(reason))
+        self._fail(NoAnswer(reason, headers_seen=self._headers_done))
 
     # -- httptools callbacks ------------------------------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -164,7 +173,8 @@ class LeanPool:
         self._ssl = ssl_context
         self._server_hostname = server_hostname if ssl_context is not None else None
         self._connect_timeout_s = connect_timeout_s
-        self._slots = asyncio.Semaphore(max(1, limit))
+        self._slots = asyncio.Semaphore(limit) if limit > 0 else None
+        """Bounds the connections open at once; None: no bound (``limit <= 0``, as in aiohttp)."""
         self._idle: list[_Conn] = []
         self._closed = False
         self.opened = 0
@@ -173,22 +183,36 @@ class LeanPool:
     async def exchange(self, method: str, data: bytes) -> Answer:
         """Send one request's bytes and return the answer; :class:`NoAnswer` or ``OSError`` when
         there is none (see the module docstring for the one repeat of an idempotent request)."""
+        if self._slots is None:
+            return await self._exchange(method, data)
         async with self._slots:
-            try:
-                return await self._send(await self._take(), data)
-            except NoAnswer:
-                if method not in IDEMPOTENT:
-                    raise
+            return await self._exchange(method, data)
+
+    async def _exchange(self, method: str, data: bytes) -> Answer:
+        try:
             return await self._send(await self._take(), data)
+        except NoAnswer as exc:
+            if exc.headers_seen or method not in IDEMPOTENT:
+                raise
+        return await self._send(await self._take(), data)
 
     async def close(self) -> None:
-        """Close every idle connection; connections in use close when their request ends."""
+        """Close every idle connection; connections in use close when their request ends.
+
+        A TLS connection closes with an exchange of close_notify alerts, so this waits a little for
+        the closes to finish and then aborts what is left, leaving no transport to the garbage
+        collector (as aiohttp's connector does)."""
         self._closed = True
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
-        if idle:
-            await asyncio.sleep(0)  # let the transports run their close callbacks
+        for _ in range(CLOSE_WAIT_ROUNDS):
+            if all(conn.lost for conn in idle):
+                return
+            await asyncio.sleep(0.01)
+        for conn in idle:
+            if not conn.lost:
+                conn.abort()
 
     async def _send(self, conn: _Conn, data: bytes) -> Answer:
         try:
@@ -198,8 +222,8 @@ class LeanPool:
             raise
         if conn.usable and not self._closed:
             self._idle.append(conn)
-        elif not conn.closed:
-            conn.close()
+        elif not conn.lost:
+            conn.abort()  # Connection: close or the client closing: nothing more to say on it
         return answer
 
     async def _take(self) -> _Conn:

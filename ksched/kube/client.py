@@ -1,7 +1,11 @@
-"""``ApiClient``: the raw Kubernetes REST verbs over one aiohttp session, with JSON decoded by orjson.
+"""``ApiClient``: the raw Kubernetes REST verbs over HTTP/1.1 keep-alive, with JSON decoded by orjson.
 
 Every method is a coroutine meant for the I/O thread's loop (:mod:`ksched.kube.io_thread`); the
-session is created there on first use and closed by :meth:`ApiClient.close`. Paths are encoded API
+connections are opened there on first use and closed by :meth:`ApiClient.close`. Requests go by
+the lean path of :mod:`ksched.kube.lean_http` (prebuilt request bytes, answers parsed by llhttp),
+the same bytes aiohttp would send but for ``Accept-Encoding``; watches, a server behind a proxy
+or with user info or a query in its URL, and redirects go by an aiohttp session
+(``ClientSettings.lean_http=False`` sends everything that way). Paths are encoded API
 paths (``/api/v1/namespaces/default/pods``), built by :mod:`ksched.model.paths` and sent exactly as
 given; bodies and results are plain dicts, never generated models.
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from ksched.errors import ApiError, TooManyRequests
 from ksched.kube import (
     ApiClient,
     ApiConnectionError,
@@ -73,7 +74,8 @@ class Scripted:
         conn = Connection(
             server=f"http://127.0.0.1:{self.port}", ssl=None, credentials=Credentials(_Token()), source="test"
         )
-        s = ClientSettings(retry=RETRY, request_timeout_s=2.0, qps=0.0, **settings)
+        settings.setdefault("retry", RETRY)
+        s = ClientSettings(request_timeout_s=2.0, qps=0.0, **settings)
         return self.io.client(conn, settings=s, user_agent="ksched/test")
 
     def close(self) -> None:
@@ -184,6 +186,24 @@ def test_an_answer_cut_short_fails_as_aiohttp_does(
     # headers (RFC 9112 9.3.1), and so does the lean path
     per_attempt = 2 if method == "GET" and cut == 0 else 1
     assert len(server.requests) == per_attempt * (RETRY.max_retries + 1)
+
+
+@pytest.mark.parametrize("code", [429, 503])
+def test_retry_after_is_read_as_aiohttp_reads_it(
+    io: IOThread, scripted: Callable[[Answer], Scripted], code: int
+) -> None:
+    status = b'{"kind": "Status", "message": "slow down", "reason": "TooManyRequests"}'
+    answer = b"HTTP/1.1 %d X\r\nretry-after: 3\r\nContent-Length: %d\r\n\r\n%s" % (code, len(status), status)
+    server = scripted(lambda n: [answer])
+    errors = []
+    for lean in (True, False):
+        client = server.client(lean_http=lean, retry=RetrySettings(max_retries=0))
+        with pytest.raises(ApiError) as info:
+            io.run(client.post("/api/v1/namespaces/default/events", {}, retry=False))
+        errors.append(info.value)
+    assert [(type(e), e.status, e.message, getattr(e, "retry_after_s", None)) for e in errors] == [
+        (TooManyRequests if code == 429 else ApiError, code, "slow down", 3.0 if code == 429 else None)
+    ] * 2
 
 
 def test_a_malformed_answer_is_no_answer(io: IOThread, scripted: Callable[[Answer], Scripted]) -> None:

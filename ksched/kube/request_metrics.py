@@ -35,17 +35,7 @@ log = logging.getLogger(__name__)
 DURATION_BUCKETS_S: Final = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 """component-base's buckets of the request and rate-limiter durations."""
 SIZE_BUCKETS_BYTES: Final = (
-    64.0,
-    256.0,
-    512.0,
-    1024.0,
-    4096.0,
-    16384.0,
-    65536.0,
-    262144.0,
-    1048576.0,
-    4194304.0,
-    16777216.0,
+    64.0, 256.0, 512.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0,
 )
 """component-base's buckets of the request and response sizes: 64 bytes to 16 MiB."""
 NO_ANSWER: Final = "<error>"

@@ -1,7 +1,11 @@
-"""``ApiClient``: the raw Kubernetes REST verbs over one aiohttp session, with JSON decoded by orjson.
+"""``ApiClient``: the raw Kubernetes REST verbs over HTTP/1.1 keep-alive, with JSON decoded by orjson.
 
 Every method is a coroutine meant for the I/O thread's loop (:mod:`ksched.kube.io_thread`); the
-session is created there on first use and closed by :meth:`ApiClient.close`. Paths are encoded API
+connections are opened there on first use and closed by :meth:`ApiClient.close`. Requests go by
+the lean path of :mod:`ksched.kube.lean_http` (prebuilt request bytes, answers parsed by llhttp),
+the same bytes aiohttp would send but for ``Accept-Encoding``; watches, a server behind a proxy
+or with user info or a query in its URL, and redirects go by an aiohttp session
+(``ClientSettings.lean_http=False`` sends everything that way). Paths are encoded API
 paths (``/api/v1/namespaces/default/pods``), built by :mod:`ksched.model.paths` and sent exactly as
 given; bodies and results are plain dicts, never generated models.
 
@@ -46,6 +50,7 @@ import asyncio
 import logging
 import random
 import re
+import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +66,7 @@ from ksched import __version__
 from ksched.errors import ApiError, Conflict, Gone, NotFound, TooManyRequests
 from ksched.kube.connection import Connection
 from ksched.kube.fence import WriteGate
+from ksched.kube.lean_http import LeanPool
 from ksched.kube.ratelimit import BackoffSettings, TokenBucket, backoff_delay
 from ksched.kube.request_metrics import NO_ANSWER, RequestRecorder
 
@@ -77,6 +83,11 @@ _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 _ENCODED_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*").fullmatch
 """The characters of an encoded path (RFC 3986 ``pchar`` and ``/``); see ``_url``."""
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})").search
+_NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+"""Methods aiohttp sends without a ``Content-Length: 0`` when there is no body (its ``GET_METHODS``)."""
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+"""Methods aiohttp gives an ``application/octet-stream`` Content-Type when none is set (``POST_METHODS``)."""
+_BAD_HEADER_VALUE = re.compile(r"[\r\n\x00]").search
 
 
 class ApiConnectionError(ApiError):
@@ -113,7 +124,11 @@ class ClientSettings:
     counts against ``request_timeout_s`` only, which spares every request that waits an extra timer;
     for watches (no overall timeout) it counts against this too."""
     max_connections: int = 100
-    """Concurrent HTTP/1.1 connections (keep-alive) in the pool."""
+    """Concurrent HTTP/1.1 connections (keep-alive) in the pool (each of the two pools: the lean one
+    of :mod:`ksched.kube.lean_http` and aiohttp's)."""
+    lean_http: bool = True
+    """Send what :mod:`ksched.kube.lean_http` can carry that way; False sends everything through
+    aiohttp (for A/B measurement of the client's CPU; not a user-facing setting)."""
     retry: RetrySettings = field(default_factory=RetrySettings)
 
 
@@ -211,6 +226,10 @@ class ApiClient:
         self._base_path = self._base.raw_path.rstrip("/")
         self._fast_urls = not (self._base.raw_query_string or self._base.raw_fragment)
         self._header_cache: dict[tuple[str | None, str | None], CIMultiDict[str] | None] = {}
+        self._pool: LeanPool | None = None
+        self._lean = s.lean_http and self._lean_capable()
+        """Whether requests go by :mod:`ksched.kube.lean_http` (see :meth:`_attempt`)."""
+        self._head_cache: dict[tuple[str | None, str | None], bytes] = {}
         self._auth_lock: asyncio.Lock | None = None
         self.stats: dict[str, int] = {"requests": 0, "retries": 0, "errors": 0}
         """Counters: attempts sent, retries made, errors raised to callers."""
@@ -229,12 +248,49 @@ class ApiClient:
             )
         return self._session
 
+    def _lean_capable(self) -> bool:
+        """Whether this server can be reached by the lean path: plain http(s) to a host, without a
+        proxy, user info or a query in the server URL (those need aiohttp's handling)."""
+        base = self._base
+        return (
+            base.scheme in ("http", "https")
+            and bool(base.raw_host)
+            and base.port is not None
+            and base.raw_user is None
+            and base.raw_password is None
+            and self._fast_urls
+            and not self.connection.proxy
+        )
+
+    def _get_pool(self) -> LeanPool:
+        """The lean path's connections, created on first use on the loop that uses them."""
+        if self._pool is None:
+            if self._closed:
+                raise RuntimeError("ApiClient is closed")
+            base, ctx = self._base, None
+            if base.scheme == "https":
+                ctx = self.connection.ssl if self.connection.ssl is not None else ssl.create_default_context()
+            host = base.host or ""
+            assert base.port is not None
+            self._pool = LeanPool(
+                host,
+                base.port,
+                ssl_context=ctx,
+                server_hostname=(self.connection.tls_server_name or host).rstrip("."),
+                limit=self.settings.max_connections,
+                connect_timeout_s=self.settings.connect_timeout_s,
+            )
+        return self._pool
+
     async def close(self) -> None:
         """Close the session and its connections (idempotent)."""
         self._closed = True
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
 
     def _headers(self, content_type: str | None) -> CIMultiDict[str] | None:
         """The per-request headers, built once per (credential, content type) and then shared.
@@ -260,6 +316,35 @@ class ApiClient:
             self._header_cache.clear()
         self._header_cache[key] = h
         return h
+
+    def _lean_head(self, method: str, content_type: str | None) -> bytes:
+        """The header lines the lean path sends (all but the request line and Content-Length):
+        those aiohttp sends, but for ``Accept-Encoding`` (the lean path does not decompress).
+
+        Built once per (credential, content type), like :meth:`_headers`. A header value holding
+        CR, LF or NUL raises ``ValueError`` rather than split the request.
+        """
+        if content_type is None and method in _BODY_METHODS:
+            content_type = "application/octet-stream"  # what aiohttp adds to a bodiless POST/PUT/PATCH
+        auth = self.connection.credentials.header
+        key = (auth, content_type)
+        head = self._head_cache.get(key)
+        if head is not None:
+            return head
+        fields = [("Host", self._base.host_port_subcomponent or ""), ("User-Agent", self.user_agent)]
+        fields.append(("Accept", JSON))
+        if auth is not None:
+            fields.append(("Authorization", auth))
+        if content_type is not None:
+            fields.append(("Content-Type", content_type))
+        for name, value in fields:
+            if _BAD_HEADER_VALUE(value) is not None:
+                raise ValueError(f"header {name} holds a newline or NUL character")
+        head = "".join(f"{name}: {value}\r\n" for name, value in fields).encode()
+        if len(self._head_cache) >= 8:
+            self._head_cache.clear()
+        self._head_cache[key] = head
+        return head
 
     def _url(self, path: str) -> URL | str:
         """The request URL for an *encoded* path, sent exactly as given.
@@ -370,7 +455,74 @@ class ApiClient:
         decode: bool,
     ) -> _Attempt:
         """One HTTP exchange: the decoded answer of a 2xx, else the error it maps to (code 0: no
-        answer at all), with the server's Retry-After on a 429 or 503."""
+        answer at all), with the server's Retry-After on a 429 or 503.
+
+        By the lean path when it can carry the request (see :mod:`ksched.kube.lean_http`), else by
+        aiohttp; a redirect answer (never sent by kube-apiserver for API requests) is sent again by
+        aiohttp, which follows it as it always has.
+        """
+        if self._lean and method != "HEAD" and isinstance(url, URL):
+            sent = await self._attempt_lean(method, url, path, params, data, ctype, decode)
+            if not 300 <= sent.code < 400:
+                return sent
+        return await self._attempt_aiohttp(method, url, path, params, data, ctype, decode)
+
+    def _lean_request(
+        self,
+        method: str,
+        url: URL,
+        path: str,
+        params: Mapping[str, str] | None,
+        data: bytes | None,
+        ctype: str | None,
+    ) -> bytes:
+        """The request's bytes, with the target aiohttp sends: the encoded path as given, and the
+        parameters encoded by yarl's ``extend_query`` (as aiohttp does)."""
+        target = url.extend_query(params).raw_path_qs if params else self._base_path + path
+        head = self._lean_head(method, ctype)
+        if data is None:
+            tail = b"\r\n" if method in _NO_BODY_METHODS else b"Content-Length: 0\r\n\r\n"
+            return f"{method} {target} HTTP/1.1\r\n".encode() + head + tail
+        length = b"Content-Length: %d\r\n\r\n" % len(data)
+        return b"".join((f"{method} {target} HTTP/1.1\r\n".encode(), head, length, data))
+
+    async def _attempt_lean(
+        self,
+        method: str,
+        url: URL,
+        path: str,
+        params: Mapping[str, str] | None,
+        data: bytes | None,
+        ctype: str | None,
+        decode: bool,
+    ) -> _Attempt:
+        """:meth:`_attempt` by :mod:`ksched.kube.lean_http`, within the same whole-request timeout."""
+        request = self._lean_request(method, url, path, params, data, ctype)
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                answer = await self._get_pool().exchange(method, request)
+        except OSError as exc:  # NoAnswer, refused, reset, TLS failures and TimeoutError alike
+            kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
+            err = ApiConnectionError(kind, f"{method} {path}: {exc!r}")
+            err.__cause__ = exc
+            return _Attempt(0, b"", None, err)
+        code, raw = answer.status, answer.body
+        if code < 300:
+            return _Attempt(code, raw, orjson.loads(raw) if raw and decode else None)
+        retry_after = _retry_after(answer.retry_after) if code in (429, 503) else None
+        return _Attempt(code, raw, None, status_error(code, _loads(raw), retry_after), retry_after)
+
+    async def _attempt_aiohttp(
+        self,
+        method: str,
+        url: URL | str,
+        path: str,
+        params: Mapping[str, str] | None,
+        data: bytes | None,
+        ctype: str | None,
+        decode: bool,
+    ) -> _Attempt:
+        """:meth:`_attempt` by aiohttp."""
         retry_after: float | None = None
         raw = b""
         try:

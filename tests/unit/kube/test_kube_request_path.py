@@ -129,6 +129,34 @@ def test_pool_waits_arm_no_connect_timer_but_new_connections_are_bounded() -> No
     assert (timeout.total, timeout.connect, timeout.sock_connect) == (9.0, None, 3.0)
 
 
+# -- the lean path's request bytes -----------------------------------------------------------------
+def test_a_binding_request_is_the_request_line_headers_and_body() -> None:
+    client = _client(token="t1")
+    path = "/api/v1/namespaces/default/pods/caf%C3%A9/binding"
+    url = client._url(path)
+    assert isinstance(url, URL)
+    raw = client._lean_request("POST", url, path, None, b"{}", "application/json")
+    assert raw == (
+        b"POST /api/v1/namespaces/default/pods/caf%C3%A9/binding HTTP/1.1\r\nHost: 127.0.0.1:6443\r\n"
+        b"User-Agent: " + client.user_agent.encode() + b"\r\nAccept: application/json\r\n"
+        b"Authorization: Bearer t1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+    )
+    get = client._lean_request("GET", url, "/api/v1/nodes", None, None, None)
+    assert get.endswith(b"Authorization: Bearer t1\r\n\r\n") and b"Content-" not in get
+
+
+@pytest.mark.parametrize("server", ["http://h:1/?x=1", "http://user:pw@h:1", "ftp://h:1"])
+def test_servers_the_lean_path_cannot_reach_go_by_aiohttp(server: str) -> None:
+    assert not _client(server)._lean
+    assert _client("https://h:1/prefix")._lean
+
+
+def test_a_header_value_that_would_split_the_request_is_refused() -> None:
+    client = _client(token="t1\r\nX-Evil: 1")
+    with pytest.raises(ValueError, match="newline"):
+        client._lean_head("GET", None)
+
+
 # -- batched hand-off -------------------------------------------------------------------------------
 def test_batched_calls_all_run_once_in_order_from_several_threads() -> None:
     seen: list[tuple[int, int]] = []

@@ -11,7 +11,7 @@ correctness (a record still holds an equal value).
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -33,15 +33,22 @@ def string_map(m: dict[str, str]) -> Mapping[str, str]:
     Label maps and node selectors of pods of one workload are equal; a node's labels differ
     (hostname) but share their values, which the interning keeps once.
     """
+    return _shared_map(m, lambda key: {k: sys.intern(v) for k, v in key})  # type: ignore[arg-type,return-value]
+
+
+def _shared_map(
+    m: Mapping[str, object], make: Callable[[tuple[tuple[str, object], ...]], Mapping[str, object]]
+) -> Mapping[str, object]:
+    """The memo behind :func:`string_map` and :func:`int_map`: ``make`` builds the kept copy."""
     if not m:
-        return _EMPTY  # type: ignore[return-value]
+        return _EMPTY
     key = tuple(m.items())
     found = _maps.get(key)
     if found is not None:
-        return found  # type: ignore[return-value]
+        return found
     if len(_maps) >= MEMO_LIMIT:
         _maps.clear()
-    shared = {k: sys.intern(v) for k, v in key}
+    shared = make(key)
     _maps[key] = shared
     return shared
 
@@ -56,16 +63,7 @@ def interned_values(m: dict[str, str]) -> dict[str, str]:
 
 def int_map(m: dict[str, int]) -> Mapping[str, int]:
     """An equal map of canonical quantities seen before (requests, allocatable), or ``m``."""
-    if not m:
-        return _EMPTY  # type: ignore[return-value]
-    key = tuple(m.items())
-    found = _maps.get(key)
-    if found is not None:
-        return found  # type: ignore[return-value]
-    if len(_maps) >= MEMO_LIMIT:
-        _maps.clear()
-    _maps[key] = m
-    return m
+    return _shared_map(m, lambda _key: m)  # type: ignore[return-value]
 
 
 def value(v: T) -> T:

@@ -176,20 +176,12 @@ class Framework:
         if plan is None:
             return result
         self._signature = self._batch_signature(pod, plan, nominated, explain)
-        # A sampled cycle times every plugin call, so it runs them all (and stores the results).
-        stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
-        if stored is None and self._signature is not None:
-            self.batch_outcomes[NO_HINT] += 1
-        if stored is not None:
-            any_scorer = bool(self.score_plugins)
-            outcome = run_batched(stored, self.rng, pod, cluster, plan, state, result, self.timer, any_scorer)
-            self.batch_outcomes[outcome.label] += 1
-            if outcome is Outcome.HIT:
-                return result
-            self._stored.remove(stored)  # half brought up to date, or decided by PreFilter / PreScore
-            if outcome is Outcome.DECIDED:
-                return result
+        outcome = self._try_batched(pod, cluster, plan, state, result)
+        if outcome is Outcome.HIT or outcome is Outcome.DECIDED:
+            return result
+        if outcome is not None:  # the reuse gave up half-way: start the full cycle afresh
             result, plan, state = self._start(pod, cluster)
+            assert plan is not None
         fit = self._find_nodes_that_fit(
             pod, cluster, plan, state, result, nominated, keep_reasons=explain, timer=self.timer
         )
@@ -220,6 +212,25 @@ class Framework:
         if fit.count == 1 and not explain:
             return _selected(result, int(np.flatnonzero(fit.feasible)[0]), cluster)
         return self._prioritize_and_select(pod, cluster, plan, state, fit, result, limited, explain)
+
+    def _try_batched(
+        self, pod: Pod, cluster: ClusterCache, plan: Plan, state: CycleState, result: CycleResult
+    ) -> Outcome | None:
+        """The cycle from the stored results of the pod's signature (:mod:`.batched`), if any are
+        stored; None when there are none. A sampled cycle times every plugin call, so it runs
+        them all (and stores the results). Stored results that did not decide the cycle are
+        dropped: they are half brought up to date, or PreFilter / PreScore decided it."""
+        stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
+        if stored is None:
+            if self._signature is not None:
+                self.batch_outcomes[NO_HINT] += 1
+            return None
+        any_scorer = bool(self.score_plugins)
+        outcome = run_batched(stored, self.rng, pod, cluster, plan, state, result, self.timer, any_scorer)
+        self.batch_outcomes[outcome.label] += 1
+        if outcome is not Outcome.HIT:
+            self._stored.remove(stored)
+        return outcome
 
     def _batch_signature(
         self, pod: Pod, plan: Plan, nominated: NominatedPods | None, explain: bool

@@ -13,17 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sched_harness import InProcessScheduler, KschedProcess, write_config
+from sched_harness import SIM, InProcessScheduler, KschedProcess, write_config
 
 from ksched.sim import FaultConfig, SimCluster, SimConfig
-
-SIM = SimConfig(
-    bookmark_interval_s=0.5,
-    running_delay_s=0.0,
-    grace_scale=0.0,
-    slow_watcher_timeout_s=2.0,
-    seed=1,
-)
 
 
 @pytest.fixture(autouse=True)

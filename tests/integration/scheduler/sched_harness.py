@@ -47,8 +47,17 @@ from ksched.scheduler.inbox import Inbox, StopRequested
 from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.queue.factory import queue_for
-from ksched.sim import SimCluster
+from ksched.sim import SimCluster, SimConfig
 from ksched.sim._resources import BY_KEY
+
+SIM = SimConfig(
+    bookmark_interval_s=0.5,
+    running_delay_s=0.0,
+    grace_scale=0.0,
+    slow_watcher_timeout_s=2.0,
+    seed=1,
+)
+"""The embedded cluster these tests run against (quick bookmarks, no start-up or grace delays)."""
 
 ROOT = Path(__file__).resolve().parents[3]
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"

@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import SIM
 from failover import PodStream, binds_of, deposition, holder, identity_in, partition_rule
-from sched_harness import KschedProcess, wait_until, write_config
+from sched_harness import SIM, KschedProcess, wait_until, write_config
 
 from ksched.sim import SimCluster
 from ksched.sim.workloads import node_template

@@ -18,15 +18,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benches.test_micro_cycle import seeded_nodes
 from ksched.cache.cluster import ClusterCache
 from ksched.config import default_config
 from ksched.config.features import feature_gates
 from ksched.framework.profile import build_profiles
 from ksched.framework.runtime import Framework
-from ksched.model.node import node_from_dict
 from ksched.model.pod import Pod
 from tests import builders
-from tests.builders import make_node
 
 SIZES = (5_000, 50_000)
 PODS = 400
@@ -38,18 +37,7 @@ def cluster(n_nodes: int) -> ClusterCache:
     """Seeded and memoized per size."""
     if n_nodes in _CLUSTERS:
         return _CLUSTERS[n_nodes]
-    rng = np.random.default_rng(SEED)
-    cache = ClusterCache(node_capacity=n_nodes)
-    sizes = [("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi")]
-    for i in range(n_nodes):
-        cpu, mem = sizes[int(rng.integers(len(sizes)))]
-        labels = {"topology.kubernetes.io/zone": f"zone-{i % 3}", "kubernetes.io/hostname": f"node-{i:05d}"}
-        taints = [builders.taint("dedicated", "batch")] if i % 10 == 0 else []
-        cache.add_node(
-            node_from_dict(
-                make_node(f"node-{i:05d}", cpu=cpu, memory=mem, pods=110, labels=labels, taints=taints)
-            )
-        )
+    cache = seeded_nodes(n_nodes, np.random.default_rng(SEED), {})
     running = builders.pod("running", requests={"cpu": "500m", "memory": "1Gi"})
     for i in range(n_nodes * 2):
         cache.add_pod(dataclasses.replace(running, uid=f"r{i}", name=f"r{i}", node_name=f"node-{i // 2:05d}"))

@@ -41,22 +41,28 @@ ZONE = "topology.kubernetes.io/zone"
 _CLUSTERS: dict[int, ClusterCache] = {}
 
 
+def seeded_nodes(n_nodes: int, rng: np.random.Generator, labels: dict[str, str]) -> ClusterCache:
+    """``n_nodes`` nodes of three sizes drawn from ``rng``, in three zones, a tenth tainted
+    ``dedicated=batch``, each with ``labels`` besides its zone and hostname; no pods yet."""
+    cache = ClusterCache(node_capacity=n_nodes)
+    sizes = [("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi")]
+    for i in range(n_nodes):
+        cpu, mem = sizes[int(rng.integers(len(sizes)))]
+        name = f"node-{i:05d}"
+        node_labels = {ZONE: f"zone-{i % 3}", "kubernetes.io/hostname": name, **labels}
+        taints = [builders.taint("dedicated", "batch")] if i % 10 == 0 else []
+        cache.add_node(
+            node_from_dict(make_node(name, cpu=cpu, memory=mem, pods=110, labels=node_labels, taints=taints))
+        )
+    return cache
+
+
 def build_cluster(n_nodes: int) -> ClusterCache:
     """Seeded and memoized per size: 15,000 nodes with 75,000 pods take a few seconds to build."""
     if n_nodes in _CLUSTERS:
         return _CLUSTERS[n_nodes]
     rng = np.random.default_rng(SEED)
-    cache = ClusterCache(node_capacity=n_nodes)
-    sizes = [("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi")]
-    for i in range(n_nodes):
-        cpu, mem = sizes[int(rng.integers(len(sizes)))]
-        labels = {ZONE: f"zone-{i % 3}", "kubernetes.io/hostname": f"node-{i:05d}", "disk": "ssd"}
-        taints = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}] if i % 10 == 0 else []
-        cache.add_node(
-            node_from_dict(
-                make_node(f"node-{i:05d}", cpu=cpu, memory=mem, pods=110, labels=labels, taints=taints)
-            )
-        )
+    cache = seeded_nodes(n_nodes, rng, {"disk": "ssd"})
     plain = builders.pod("tpl", requests={"cpu": "100m", "memory": "256Mi"})
     web = builders.pod("web", requests={"cpu": "100m", "memory": "256Mi"}, labels={"app": "web"})
     k = 0

@@ -182,6 +182,35 @@ class _Attempt:
     retry_after: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Exchange:
+    """One request as each of its attempts sends it, whichever path carries it, and how an
+    answer (or its absence) becomes an :class:`_Attempt`."""
+
+    method: str
+    url: URL | str
+    path: str
+    params: Mapping[str, str] | None
+    data: bytes | None
+    ctype: str | None
+    decode: bool
+
+    def answered(self, code: int, raw: bytes, retry_after_header: str | None) -> _Attempt:
+        """The decoded body of a 2xx (None when not decoding), else the error ``code`` maps to,
+        with the server's Retry-After on a 429 or 503."""
+        if code < 300:
+            return _Attempt(code, raw, orjson.loads(raw) if raw and self.decode else None)
+        retry_after = _retry_after(retry_after_header) if code in (429, 503) else None
+        return _Attempt(code, raw, None, status_error(code, _loads(raw), retry_after), retry_after)
+
+    def unanswered(self, exc: BaseException, raw: bytes = b"") -> _Attempt:
+        """No answer: a timeout or a connection failure, as :class:`ApiConnectionError` (code 0)."""
+        kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
+        err = ApiConnectionError(kind, f"{self.method} {self.path}: {exc!r}")
+        err.__cause__ = exc
+        return _Attempt(0, raw, None, err)
+
+
 class ApiClient:
     """REST verbs against one API server; use from one event loop (see the module docstring)."""
 
@@ -399,7 +428,7 @@ class ApiClient:
         """
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         ctype = content_type if data is not None else None
-        url = self._url(path)
+        exchange = _Exchange(method, self._url(path), path, params, data, ctype, decode)
         max_retries = self.settings.retry.max_retries if retry else 0
         creds = self.connection.credentials
         attempt = 0
@@ -408,7 +437,7 @@ class ApiClient:
         while True:
             await self._ready_to_send(method, path, write)
             self.stats["requests"] += 1
-            sent = await self._attempt(method, url, path, params, data, ctype, decode)
+            sent = await self._attempt(exchange)
             code, err = sent.code, sent.error
             if err is None:
                 if self.metrics is not None:
@@ -444,16 +473,7 @@ class ApiClient:
         if write and self.gate is not None:
             self.gate.check(method, path)
 
-    async def _attempt(
-        self,
-        method: str,
-        url: URL | str,
-        path: str,
-        params: Mapping[str, str] | None,
-        data: bytes | None,
-        ctype: str | None,
-        decode: bool,
-    ) -> _Attempt:
+    async def _attempt(self, ex: _Exchange) -> _Attempt:
         """One HTTP exchange: the decoded answer of a 2xx, else the error it maps to (code 0: no
         answer at all), with the server's Retry-After on a 429 or 503.
 
@@ -461,92 +481,51 @@ class ApiClient:
         aiohttp; a redirect answer (never sent by kube-apiserver for API requests) is sent again by
         aiohttp, which follows it as it always has.
         """
-        if self._lean and method != "HEAD" and isinstance(url, URL):
-            sent = await self._attempt_lean(method, url, path, params, data, ctype, decode)
+        if self._lean and ex.method != "HEAD" and isinstance(ex.url, URL):
+            sent = await self._attempt_lean(ex, ex.url)
             if not 300 <= sent.code < 400:
                 return sent
-        return await self._attempt_aiohttp(method, url, path, params, data, ctype, decode)
+        return await self._attempt_aiohttp(ex)
 
-    def _lean_request(
-        self,
-        method: str,
-        url: URL,
-        path: str,
-        params: Mapping[str, str] | None,
-        data: bytes | None,
-        ctype: str | None,
-    ) -> bytes:
+    def _lean_request(self, ex: _Exchange, url: URL) -> bytes:
         """The request's bytes, with the target aiohttp sends: the encoded path as given, and the
         parameters encoded by yarl's ``extend_query`` (as aiohttp does)."""
-        target = url.extend_query(params).raw_path_qs if params else self._base_path + path
-        head = self._lean_head(method, ctype)
+        method, data = ex.method, ex.data
+        target = url.extend_query(ex.params).raw_path_qs if ex.params else self._base_path + ex.path
+        head = self._lean_head(method, ex.ctype)
         if data is None:
             tail = b"\r\n" if method in _NO_BODY_METHODS else b"Content-Length: 0\r\n\r\n"
             return f"{method} {target} HTTP/1.1\r\n".encode() + head + tail
         length = b"Content-Length: %d\r\n\r\n" % len(data)
         return b"".join((f"{method} {target} HTTP/1.1\r\n".encode(), head, length, data))
 
-    async def _attempt_lean(
-        self,
-        method: str,
-        url: URL,
-        path: str,
-        params: Mapping[str, str] | None,
-        data: bytes | None,
-        ctype: str | None,
-        decode: bool,
-    ) -> _Attempt:
+    async def _attempt_lean(self, ex: _Exchange, url: URL) -> _Attempt:
         """:meth:`_attempt` by :mod:`ksched.kube.lean_http`, within the same whole-request timeout."""
-        request = self._lean_request(method, url, path, params, data, ctype)
+        request = self._lean_request(ex, url)
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
-                answer = await self._get_pool().exchange(method, request)
+                answer = await self._get_pool().exchange(ex.method, request)
         except OSError as exc:  # NoAnswer, refused, reset, TLS failures and TimeoutError alike
-            kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
-            err = ApiConnectionError(kind, f"{method} {path}: {exc!r}")
-            err.__cause__ = exc
-            return _Attempt(0, b"", None, err)
-        code, raw = answer.status, answer.body
-        if code < 300:
-            return _Attempt(code, raw, orjson.loads(raw) if raw and decode else None)
-        retry_after = _retry_after(answer.retry_after) if code in (429, 503) else None
-        return _Attempt(code, raw, None, status_error(code, _loads(raw), retry_after), retry_after)
+            return ex.unanswered(exc)
+        return ex.answered(answer.status, answer.body, answer.retry_after)
 
-    async def _attempt_aiohttp(
-        self,
-        method: str,
-        url: URL | str,
-        path: str,
-        params: Mapping[str, str] | None,
-        data: bytes | None,
-        ctype: str | None,
-        decode: bool,
-    ) -> _Attempt:
+    async def _attempt_aiohttp(self, ex: _Exchange) -> _Attempt:
         """:meth:`_attempt` by aiohttp."""
-        retry_after: float | None = None
         raw = b""
         try:
             async with self._get_session().request(
-                method,
-                url,
-                params=params,
-                data=data,
-                headers=self._headers(ctype),
+                ex.method,
+                ex.url,
+                params=ex.params,
+                data=ex.data,
+                headers=self._headers(ex.ctype),
                 timeout=self._timeout,
                 **self._extra,
             ) as resp:
                 raw = await resp.read()  # also when not decoding: the connection goes back to the pool
-                code = resp.status
-                if code < 300:
-                    return _Attempt(code, raw, orjson.loads(raw) if raw and decode else None)
-                if code in (429, 503):
-                    retry_after = _retry_after(resp.headers.get("Retry-After"))
-            return _Attempt(code, raw, None, status_error(code, _loads(raw), retry_after), retry_after)
+                return ex.answered(resp.status, raw, resp.headers.get("Retry-After"))
         except (aiohttp.ClientError, TimeoutError) as exc:
-            kind = "Timeout" if isinstance(exc, TimeoutError) else "ConnectionError"
-            err = ApiConnectionError(kind, f"{method} {path}: {exc!r}")
-            err.__cause__ = exc
-            return _Attempt(0, raw, None, err)
+            return ex.unanswered(exc, raw)
 
     def _retry_delay(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter, and at least what the server asked for (capped)."""

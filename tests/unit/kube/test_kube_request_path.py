@@ -14,6 +14,7 @@ import pytest
 from yarl import URL
 
 from ksched.kube import ApiClient, ClientSettings, IOThread
+from ksched.kube.client import _Exchange
 from ksched.kube.connection import Connection, Credentials
 from ksched.scheduler.binder import ApiOutbox, OutboxSettings
 from ksched.scheduler.inbox import Inbox
@@ -135,13 +136,13 @@ def test_a_binding_request_is_the_request_line_headers_and_body() -> None:
     path = "/api/v1/namespaces/default/pods/caf%C3%A9/binding"
     url = client._url(path)
     assert isinstance(url, URL)
-    raw = client._lean_request("POST", url, path, None, b"{}", "application/json")
+    raw = client._lean_request(_Exchange("POST", url, path, None, b"{}", "application/json", True), url)
     assert raw == (
         b"POST /api/v1/namespaces/default/pods/caf%C3%A9/binding HTTP/1.1\r\nHost: 127.0.0.1:6443\r\n"
         b"User-Agent: " + client.user_agent.encode() + b"\r\nAccept: application/json\r\n"
         b"Authorization: Bearer t1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
     )
-    get = client._lean_request("GET", url, "/api/v1/nodes", None, None, None)
+    get = client._lean_request(_Exchange("GET", url, "/api/v1/nodes", None, None, None, True), url)
     assert get.endswith(b"Authorization: Bearer t1\r\n\r\n") and b"Content-" not in get
 
 

@@ -8,6 +8,7 @@ from ksched.cache.cluster import ClusterCache
 from ksched.config import default_config
 from ksched.framework.profile import build_profiles
 from ksched.kube import events as kev
+from ksched.metrics import FrameworkMetrics, Metrics
 from ksched.model.pod import Pod
 from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.preemption import PreemptionJob
@@ -49,16 +50,19 @@ class RecordingOutbox:
         return [p["status"] for n, p in self.patches if n == name]
 
 
-def synced_scheduler(seed: int = 3) -> tuple[Scheduler, RecordingOutbox]:
+def synced_scheduler(seed: int = 3, metrics: Metrics | None = None) -> tuple[Scheduler, RecordingOutbox]:
     """A default-config scheduler on a fake clock, its informers synced, writing to a recording
-    outbox: the loop as tests drive it by hand through its inbox."""
+    outbox: the loop as tests drive it by hand through its inbox. With ``metrics`` the profiles
+    and the loop record into them, as in ``ksched run``."""
     clock, outbox, config = FakeClock(), RecordingOutbox(), default_config()
-    profiles = build_profiles(config, seed=seed)
+    recorder = FrameworkMetrics(metrics) if metrics is not None else None
+    profiles = build_profiles(config, seed=seed, recorder=recorder)
     sched = Scheduler(
         profiles=profiles,
         cache=ClusterCache(),
         queue=queue_for(config, profiles, clock=clock),
         outbox=outbox,
+        metrics=metrics,
         clock=clock,
         wall_clock=clock,
     )

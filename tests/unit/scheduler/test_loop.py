@@ -22,7 +22,7 @@ from ksched.scheduler.inbox import BindDone, StopRequested
 from ksched.scheduler.loop import Scheduler
 from ksched.scheduler.queue.factory import queue_for
 from tests.builders import make_node, make_pod
-from tests.unit.scheduler.loop_support import FakeClock
+from tests.unit.scheduler.loop_support import FakeClock, synced_scheduler
 from tests.unit.scheduler.loop_support import RecordingOutbox as BaseOutbox
 
 
@@ -199,26 +199,12 @@ def test_stop_request_ends_the_loop(harness: Any) -> None:
     assert sched.stopping and sched.stop_reason == "test"
 
 
-def _metered() -> tuple[Scheduler, RecordingOutbox, Any]:
+def _metered() -> tuple[Scheduler, BaseOutbox, Any]:
     """A synced scheduler with a metrics registry; returns it, its outbox and the metrics."""
-    from ksched.metrics import FrameworkMetrics, Metrics
+    from ksched.metrics import Metrics
 
-    clock = FakeClock()
-    outbox = RecordingOutbox()
-    config = default_config()
     metrics = Metrics()
-    profiles = build_profiles(config, seed=3, recorder=FrameworkMetrics(metrics))
-    sched = Scheduler(
-        profiles=profiles,
-        cache=ClusterCache(),
-        queue=queue_for(config, profiles, clock=clock),
-        outbox=outbox,
-        metrics=metrics,
-        clock=clock,
-        wall_clock=clock,
-    )
-    for kind in ("nodes", "pods"):
-        sched.inbox.put(kev.Synced(kind))
+    sched, outbox = synced_scheduler(metrics=metrics)
     return sched, outbox, metrics
 
 

@@ -88,10 +88,9 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    import asyncio
 
     from ksched.bench import chart, report, sweep, workload
-    from ksched.bench.driver import BenchOptions, run_once
+    from ksched.bench.driver import BenchOptions, run_repeatedly
     from ksched.bench.extender import parse_verbs
 
     tolerance = report.DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
@@ -133,14 +132,9 @@ def run_bench(args: argparse.Namespace) -> int:
     )
     if sizes is not None:
         return sweep.run(workload.load(args.workload), sizes, args.pods, opts, args.repeat, out)
-    runs = []
-    for k in range(max(1, args.repeat)):
-        print(
-            f"ksched bench: {w.name}, run {k + 1}/{max(1, args.repeat)}: {w.node_count} nodes, "
-            f"{sum(g.count for g in w.init_pods)} initial pods, {w.measured_count} measured pods",
-            flush=True,
-        )
-        runs.append(asyncio.run(run_once(w, opts, out / f"run-{k + 1}")))
+    init = sum(g.count for g in w.init_pods)
+    detail = f"{w.node_count} nodes, {init} initial pods, {w.measured_count} measured pods"
+    runs = run_repeatedly(w, opts, out, args.repeat, f"ksched bench: {w.name}", detail)
     results = report.build(w, runs)
     json_path, md_path = report.write(results, out)
     print(report.markdown(results))

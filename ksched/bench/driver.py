@@ -439,6 +439,19 @@ async def _failed_scheduling_writes(cluster: ClusterClient) -> int:
     return len(failed) + sum(1 for e in failed if e.get("series"))
 
 
+def run_repeatedly(
+    workload: Workload, opts: BenchOptions, out: Path, repeat: int, heading: str, detail: str
+) -> list[dict[str, Any]]:
+    """``repeat`` runs (at least one) of ``workload``, each in fresh processes and in ``out/run-K``;
+    before each it prints ``heading, run K/N: detail`` (the progress line ``ksched bench`` shows)."""
+    runs = []
+    total = max(1, repeat)
+    for k in range(total):
+        print(f"{heading}, run {k + 1}/{total}: {detail}", flush=True)
+        runs.append(asyncio.run(run_once(workload, opts, out / f"run-{k + 1}")))
+    return runs
+
+
 def _process_pids(proc: Any, sim: SimProcess) -> dict[str, int]:
     """The processes whose CPU a run counts. The driver (this process) shares the machine's cores
     with the other two, so its CPU counts too; the scheduler's bind worker

@@ -18,7 +18,6 @@ Every figure of a point is the median over its runs; ``cycle_mean_ms`` is the me
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import statistics
 import time
@@ -157,7 +156,7 @@ def run(base: Workload, sizes: Sequence[int], pods: int | None, opts: Any, repea
     """Run ``base`` at every size (``opts``: the driver's BenchOptions), then write and print the curve."""
     from dataclasses import replace
 
-    from ksched.bench.driver import run_once
+    from ksched.bench.driver import run_repeatedly
 
     points = []
     machine: dict[str, Any] = {}
@@ -165,14 +164,9 @@ def run(base: Workload, sizes: Sequence[int], pods: int | None, opts: Any, repea
         w = base.scaled(nodes=nodes, pods=pods)
         size_dir = out / f"nodes-{nodes}"
         size_opts = replace(opts, out_dir=size_dir)
-        runs = []
-        for k in range(max(1, repeat)):
-            print(
-                f"ksched bench --sweep: {w.name} at {nodes} nodes, run {k + 1}/{max(1, repeat)}: "
-                f"{sum(g.count for g in w.init_pods)} initial pods, {w.measured_count} measured pods",
-                flush=True,
-            )
-            runs.append(asyncio.run(run_once(w, size_opts, size_dir / f"run-{k + 1}")))
+        heading = f"ksched bench --sweep: {w.name} at {nodes} nodes"
+        detail = f"{sum(g.count for g in w.init_pods)} initial pods, {w.measured_count} measured pods"
+        runs = run_repeatedly(w, size_opts, size_dir, repeat, heading, detail)
         results = report.build(w, runs)
         machine = machine or results["machine"]
         json_path, _ = report.write(results, size_dir)

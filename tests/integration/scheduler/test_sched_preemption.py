@@ -11,25 +11,29 @@ Upstream's integration counterpart: ``test/integration/scheduler/preemption/pree
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from prometheus_client import generate_latest
-from sched_harness import InProcessScheduler, condition, events_about, metric_value, node_of, pod, wait_until
+from sched_harness import (
+    SIM,
+    InProcessScheduler,
+    condition,
+    events_about,
+    metric_value,
+    node_of,
+    pod,
+    wait_until,
+)
 
-from ksched.sim import FaultConfig, LatencyRule, SimCluster, SimConfig
+from ksched.sim import FaultConfig, LatencyRule, SimCluster
 from ksched.sim.workloads import node_template, pod_template
 
 StartScheduler = Callable[..., InProcessScheduler]
 
-GRACEFUL = SimConfig(
-    bookmark_interval_s=0.5,
-    running_delay_s=0.0,
-    grace_scale=1.0,
-    slow_watcher_timeout_s=2.0,
-    seed=1,
-)
+GRACEFUL = dataclasses.replace(SIM, grace_scale=1.0)
 
 
 @pytest.fixture

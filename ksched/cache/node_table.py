@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ksched.cache.interning import Interner
+from ksched.cache.row_journal import RowJournal
 from ksched.model.node import Node
 from ksched.model.pod import Pod
 from ksched.model.resources import ResourceColumns
@@ -97,6 +98,8 @@ class NodeTable:
         self._own("unschedulable", np.zeros(self.capacity, dtype=np.bool_))
         self._own("taint_bits", np.zeros((self.capacity, 1), dtype=np.uint64))
         self._own("row_version", np.zeros(self.capacity, dtype=np.int64))
+        self.journal = RowJournal()
+        """Which rows' versions moved, for readers that must not compare every row."""
         self.n_rows = 0
         self.nodes: list[Node | None] = []
         self.row_of: dict[str, int] = {}
@@ -168,6 +171,7 @@ class NodeTable:
         nonzero[row, 1] += sign * pod.nonzero_memory
         self._pod_count[row] += sign
         self._row_version[row] += 1
+        self.journal.add(row)
 
     def shift_rows(
         self,
@@ -189,6 +193,7 @@ class NodeTable:
         what-if overlay (:class:`ksched.cache.what_if.RowAdjustment`) only.
         """
         self._row_version[rows] += 1
+        self.journal.add_many(rows)
         targets = [(self._requested, col, values) for col, values in columns]
         targets += [(self._nonzero_requested, k, values) for k, values in enumerate(nonzero)]
         if distinct:
@@ -262,6 +267,7 @@ class NodeTable:
         self._pod_count[row] = 0
         self._valid[row] = False
         self._row_version[row] += 1
+        self.journal.add(row)
         self.nodes[row] = None
         self._free.append(row)
         self.generation += 1
@@ -305,6 +311,7 @@ class NodeTable:
             col[row] = -1 if value is None else self.label_values.intern(value)
         self.nodes[row] = node
         self._row_version[row] += 1
+        self.journal.add(row)
         self.generation += 1
 
     # ------------------------------------------------------------------ labels

@@ -6,9 +6,10 @@ the previous pod's sorted node list and hands out the next node; ksched keeps th
 instead and brings them up to date, so that a batched cycle chooses exactly the node (and consumes
 exactly the tie-break draw) the full cycle would:
 
-- rows whose ``row_version`` moved since (typically the one row the previous pod was assumed on)
-  are asked again, by the plugins that read a row's pods (:data:`ROW_ACCOUNTING`, through their
-  ``batch_rows`` method); every other row keeps its verdict and raw scores;
+- rows whose ``row_version`` moved since, as the node table's journal tells (typically the one
+  row the previous pod was assumed on), are asked again, by the plugins that read a row's pods
+  (:data:`ROW_ACCOUNTING`, through their ``batch_rows`` method); every other row keeps its verdict
+  and raw scores;
 - plugins that read only the pod and the row's node object (:data:`NODE_ONLY`) keep theirs while
   the node table's ``generation`` (every node write) stands still;
 - normalization and the weighted sum are redone when the feasible rows changed, else patched on
@@ -45,6 +46,7 @@ from ksched.framework.interface import (
 )
 from ksched.framework.plans import Plan
 from ksched.framework.result import weighted_sum
+from ksched.framework.tie_rows import TieRows
 from ksched.model.pod import Pod
 
 MAX_CHANGED_ROWS = 64
@@ -193,7 +195,8 @@ class Stored:
     generation: int
     n_rows: int
     width: int
-    versions: np.ndarray
+    journal_end: int
+    """The node table's journal position the stored results are up to date with."""
     skip_filter: frozenset[str]
     skip_score: frozenset[str]
     row_filters: list[Any]
@@ -205,8 +208,8 @@ class Stored:
     const: int
     total: np.ndarray | None
     best: int = 0
-    ties: np.ndarray | None = None
-    """The feasible rows whose total is ``best``, ascending (None: to be rebuilt on the next pick)."""
+    ties: TieRows | None = None
+    """The feasible rows whose total is ``best`` (None: to be rebuilt on the next pick)."""
 
 
 def capturable(
@@ -264,7 +267,7 @@ def store(
         nodes.generation,
         n,
         nodes.requested.shape[1],
-        nodes.row_version[:n].copy(),
+        nodes.journal.end,
         frozenset(state.skip_filter),
         frozenset(state.skip_score),
         row_filters,
@@ -322,8 +325,7 @@ def changed_rows(stored: Stored, cluster: ClusterCache) -> np.ndarray | None:
         or nodes.requested.shape[1] != stored.width
     ):
         return None
-    rows = np.flatnonzero(nodes.row_version[: stored.n_rows] != stored.versions)
-    return None if rows.size > MAX_CHANGED_ROWS else rows
+    return nodes.journal.since(stored.journal_end, MAX_CHANGED_ROWS)
 
 
 def out_of_range(scores: Scores, feasible: np.ndarray) -> bool:
@@ -350,30 +352,23 @@ def patch_total(stored: Stored, rows: np.ndarray) -> None:
 
 
 def _update_ties(stored: Stored, rows: np.ndarray) -> None:
-    """``stored.ties`` after ``rows`` changed: drop them, then add those at the best (or start over
-    when one beats it). None when no unchanged row is left at the best: the next pick rescans."""
+    """``stored.ties`` after ``rows`` (ascending) changed: drop them, then add those at the best
+    (or start over when one beats it). None when no unchanged row is left at the best: the next
+    pick rescans."""
     ties = stored.ties
     if ties is None:
         return
     assert stored.total is not None
-    rows = np.sort(rows)
-    at = np.searchsorted(ties, rows)
-    hit = at < ties.size
-    hit[hit] = ties[at[hit]] == rows[hit]
-    if hit.any():
-        ties = np.delete(ties, at[hit])
+    ties.discard(rows)
     cand = rows[stored.feasible[rows]]
     vals = stored.total[cand]
     top = int(vals.max()) if cand.size else None
     if top is not None and top > stored.best:
-        stored.best, stored.ties = top, cand[vals == top]
+        stored.best, stored.ties = top, TieRows(cand[vals == top])
     elif ties.size == 0:
         stored.ties = None
     elif top is not None and top == stored.best:
-        add = cand[vals == top]
-        stored.ties = np.insert(ties, np.searchsorted(ties, add), add)
-    else:
-        stored.ties = ties
+        ties.add(cand[vals == top])
 
 
 def select(stored: Stored, u: float, any_scorer: bool) -> tuple[int, Scores]:
@@ -389,6 +384,6 @@ def select(stored: Stored, u: float, any_scorer: bool) -> tuple[int, Scores]:
         rows = np.flatnonzero(stored.feasible)
         vals = total[rows]
         stored.best = int(vals.max())
-        stored.ties = rows[vals == stored.best]
+        stored.ties = TieRows(rows[vals == stored.best])
     ties = stored.ties
-    return int(ties[min(int(u * ties.size), ties.size - 1)]), total
+    return ties.nth(min(int(u * ties.size), ties.size - 1)), total

@@ -57,6 +57,7 @@ def run_batched(
 ) -> Outcome:
     """One cycle from ``stored`` (whose signature is the pod's). On HIT ``result`` holds the chosen
     row; on MISS ``stored`` may be half-updated and must be dropped."""
+    position = cluster.nodes.journal.end
     rows = batching.changed_rows(stored, cluster)
     if rows is None:
         return Outcome.MISS
@@ -83,7 +84,7 @@ def run_batched(
     if not _rescore(stored, pod, cluster, state, rows):
         return Outcome.MISS
     timer.point("Score", "Success", started)
-    stored.versions[rows] = cluster.nodes.row_version[rows]
+    stored.journal_end = position
     u = float(rng.random())
     row, total = batching.select(stored, u, any_scorer)
     result.total = total

@@ -173,6 +173,7 @@ def test_random_event_sequences_keep_rows_consistent(events: list[tuple]) -> Non
     cache = ClusterCache(node_capacity=1)
     for ev in events:
         kind = ev[0]
+        versions, position = cache.nodes.row_version.copy(), cache.nodes.journal.end
         if kind == "add_node":
             cache.add_node(node(ev[1], gpus=ev[2], taint=ev[3]))
         elif kind == "remove_node":
@@ -190,3 +191,13 @@ def test_random_event_sequences_keep_rows_consistent(events: list[tuple]) -> Non
             cache.remove_pod(f"uid-default-{ev[1]}")
         assert snapshot(cache) == recount(cache)
         assert (cache.nodes.requested[: cache.nodes.n_rows] >= 0).all()
+        assert_journal_tells(cache, versions, position)
+
+
+def assert_journal_tells(cache: ClusterCache, versions: np.ndarray, position: int) -> None:
+    """The journal names exactly the rows whose version moved since ``position``."""
+    now = cache.nodes.row_version
+    moved = np.flatnonzero(now[: versions.size] != versions[: now.size]).tolist()
+    moved += [r for r in range(versions.size, now.size) if now[r] != 0]
+    told = cache.nodes.journal.since(position, limit=10**6)
+    assert told is not None and told.tolist() == sorted(moved)

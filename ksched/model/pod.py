@@ -307,7 +307,7 @@ def pod_from_dict(raw: Any) -> Pod:
         requests=shared.int_map(requests),
         nonzero_cpu=nonzero.get("cpu", 0),
         nonzero_memory=nonzero.get("memory", 0),
-        tolerations=shared.value(_tolerations(spec.get("tolerations"), obj)),
+        tolerations=_tolerations(spec.get("tolerations"), obj),
         node_selector=shared.string_map(f.string_map(spec.get("nodeSelector"), obj, "spec.nodeSelector")),
         node_affinity=parse_node_affinity(affinity.get("nodeAffinity"), obj, "spec.affinity.nodeAffinity"),
         host_ports=tuple(ports),
@@ -376,11 +376,43 @@ def _spread_constraints(raw: Any, obj: str) -> tuple[Mapping[str, Any], ...]:
     return tuple(f.mapping(c, obj, f"spec.topologySpreadConstraints[{i}]") for i, c in enumerate(items))
 
 
+_TOLERATIONS: dict[tuple[tuple[object, ...], ...], tuple[Toleration, ...]] = {}
+"""Parsed tolerations by their four fields: nearly every pod carries the same defaulted two."""
+
+
 def _tolerations(raw: Any, obj: str) -> tuple[Toleration, ...]:
+    """The pod's tolerations; a list seen before (every field a string) is not parsed again."""
     if not raw:
         return ()
+    key = _toleration_key(raw)
+    found = _TOLERATIONS.get(key) if key is not None else None
+    if found is not None:
+        return found
     items = f.sequence(raw, obj, "spec.tolerations")
-    return tuple(parse_toleration(t, obj, f"spec.tolerations[{i}]") for i, t in enumerate(items))
+    parsed = shared.value(
+        tuple(parse_toleration(t, obj, f"spec.tolerations[{i}]") for i, t in enumerate(items))
+    )
+    if key is not None:
+        if len(_TOLERATIONS) >= shared.MEMO_LIMIT:
+            _TOLERATIONS.clear()
+        _TOLERATIONS[key] = parsed
+    return parsed
+
+
+def _toleration_key(raw: Any) -> tuple[tuple[object, ...], ...] | None:
+    """The fields parse_toleration reads, when each is a string or absent (None otherwise: the
+    parse reports what is wrong)."""
+    if type(raw) is not list:
+        return None
+    out = []
+    for t in raw:
+        if type(t) is not dict:
+            return None
+        fields = (t.get("key"), t.get("operator"), t.get("value"), t.get("effect"))
+        if not all(v is None or type(v) is str for v in fields):
+            return None
+        out.append(fields)
+    return tuple(out)
 
 
 def _named_entries(raw: Any, obj: str, field: str) -> tuple[str, ...]:

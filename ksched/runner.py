@@ -42,7 +42,7 @@ from ksched.config.overrides import FlagOverrides, apply_overrides
 from ksched.config.types import SchedulerConfiguration
 from ksched.config.validation import PROTOBUF
 from ksched.framework.handle import HandleServices
-from ksched.framework.loader import load_with_plugins
+from ksched.framework.loader import PluginRegistry, load_with_plugins
 from ksched.framework.profile import build_profiles
 from ksched.framework.view import ClusterView
 from ksched.kube.bind_worker import BindWorker
@@ -62,7 +62,13 @@ from ksched.model.storage import DECODERS as STORAGE_DECODERS
 from ksched.model.workloads import replica_set_from_dict, service_from_dict, stateful_set_from_dict
 from ksched.model.workloads import replication_controller_from_dict as rc_from_dict
 from ksched.scheduler.binder import ApiOutbox, Outbox, OutboxSettings
-from ksched.scheduler.extenders import ExtenderOutbox, RawNodes, build_extenders, raw_nodes_for
+from ksched.scheduler.extenders import (
+    ExtenderOutbox,
+    HTTPExtender,
+    RawNodes,
+    build_extenders,
+    raw_nodes_for,
+)
 from ksched.scheduler.inbox import Inbox, LeadershipChanged, StopRequested
 from ksched.scheduler.leader import LeaderElectionSettings, LeaderElector, default_identity
 from ksched.scheduler.loop import LOST_LEADERSHIP, Scheduler
@@ -231,29 +237,41 @@ class _Writers:
     outbox: ApiOutbox
 
 
-def _writers(
+def _client(
     io: IOThread,
     options: RunOptions,
     config: SchedulerConfiguration,
-    inbox: Inbox,
     fence: Fence,
     user_agent: str,
-    metrics: Metrics,
     tally: RequestTally,
-) -> _Writers:
-    """The scheduler's client (behind ``fence``), its bind worker (sharing the fence) and the
-    outbox; every request is counted in ``tally``."""
-    kubeconfig = config.client_connection.kubeconfig or None
+) -> ApiClient:
+    """The API client every write but the Lease goes through (behind ``fence``); its requests are
+    counted in ``tally``."""
     cc = config.client_connection
-    client = io.client(
-        _connection(kubeconfig, options.master),
+    return io.client(
+        _connection(cc.kubeconfig or None, options.master),
         qps=cc.qps,
         burst=cc.burst,
         metrics=tally,
         gate=fence.writes,
         user_agent=user_agent,
     )
+
+
+def _writers(
+    io: IOThread,
+    options: RunOptions,
+    config: SchedulerConfiguration,
+    client: ApiClient,
+    inbox: Inbox,
+    fence: Fence,
+    metrics: Metrics,
+    tally: RequestTally,
+) -> _Writers:
+    """The bind worker (sharing ``fence``, spawned at once) and the outbox around ``client``."""
+    cc = config.client_connection
     fenced = fence.state != UNFENCED
+    kubeconfig = cc.kubeconfig or None
     bind_worker = _bind_worker(options, client, kubeconfig, fence=fence if fenced else None, tally=tally)
     if bind_worker is not None:
         io.submit(bind_worker.start())  # in the background: the first binding waits for it if need be
@@ -272,75 +290,65 @@ def _writers(
     return _Writers(client, bind_worker, outbox)
 
 
-def run(options: RunOptions) -> int:
-    """Run a scheduler process; returns the exit status (1: the Lease was lost)."""
+@dataclass(frozen=True, slots=True)
+class _Process:
+    """What :func:`run` sets up before the scheduler: the configuration and the process-wide parts."""
+
+    config: SchedulerConfiguration
+    registry: PluginRegistry
+    metrics: Metrics
+    tally: RequestTally
+    fence: Fence
+    identity: str
+    inbox: Inbox = field(default_factory=Inbox)
+    cache: ClusterCache = field(default_factory=ClusterCache)
+
+
+def _process(options: RunOptions) -> _Process:
+    """The effective configuration, the metrics and the fence."""
     config, registry = load_with_plugins(options.config_path, options.plugins)
     config = _effective_config(config, options.overrides, options.feature_gates)
     config = with_ignored_resources(config)  # extenders' ignoredByScheduler resources, every profile
     tally = RequestTally()  # every API client's requests, the bind worker's included
-    metrics = Metrics(rest_client=tally)
     if registry.out_of_tree:
         log.info("out-of-tree plugins available: %s", ", ".join(sorted(registry.out_of_tree)))
     le = config.leader_election
-    leader_elect = le.leader_elect  # --leader-elect is in the configuration already (overrides)
-    identity = default_identity()  # also in every User-Agent, so each replica's requests are told apart
-    fence = Fence(leader_election=leader_elect, lease=f"{le.resource_namespace}/{le.resource_name}")
-    cache = ClusterCache()
-    inbox = Inbox()
+    # --leader-elect is in the configuration already (overrides)
+    fence = Fence(leader_election=le.leader_elect, lease=f"{le.resource_namespace}/{le.resource_name}")
+    # The identity is also in every User-Agent, so each replica's requests are told apart.
+    return _Process(config, registry, Metrics(rest_client=tally), tally, fence, default_identity())
+
+
+def run(options: RunOptions) -> int:
+    """Run a scheduler process; returns the exit status (1: the Lease was lost).
+
+    The informers' lists and the bind worker's start come first, so the API server serves the
+    lists, the I/O thread decodes them and the child starts up while this thread builds the
+    profiles, the queue and the endpoints; the scheduler still waits for every informer to sync
+    before its first cycle.
+    """
+    p = _process(options)
+    config, fence, inbox = p.config, p.fence, p.inbox
+    leader_elect = config.leader_election.leader_elect
+    delay = leader_elect and config.delay_cache_until_active
     _loading_gc()
     io = IOThread().start()
     try:
-        writers = _writers(io, options, config, inbox, fence, f"{USER_AGENT} ({identity})", metrics, tally)
-        client, outbox = writers.client, writers.outbox
+        client = _client(io, options, config, fence, f"{USER_AGENT} ({p.identity})", p.tally)
+        writers = _writers(io, options, config, client, inbox, fence, p.metrics, p.tally)
         raw_nodes = raw_nodes_for(config.extenders)
-        extenders = build_extenders(config.extenders, io, metrics.extender_request_duration, raw_nodes)
-        binds: Outbox = ExtenderOutbox(outbox, extenders, io, inbox) if extenders else outbox
-        instance = socket.gethostname()
         informers = _informers(client, inbox, raw_nodes)
         health = _health(config, fence)
-        reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
-        services = HandleServices(
-            events=reporter,
-            client=PluginApiClient(io, client, fence=outbox.fence),
-            snapshot=ClusterView(cache),
-            extenders=extenders,
-        )
-        recorder = FrameworkMetrics(metrics)
-        profiles = build_profiles(
-            config, registry=registry, seed=options.seed, recorder=recorder, services=services
-        )
-        queue = queue_for(config, profiles, clock=time.monotonic, metrics=metrics)
-
-        def synced() -> None:
-            if not health.synced:
-                _tune_gc(io)
-            health.synced = True
-            log.info(
-                "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
-            )
-
-        scheduler = Scheduler(
-            profiles=profiles,
-            cache=cache,
-            queue=queue,
-            outbox=binds,
-            inbox=inbox,
-            metrics=metrics,
-            instance=instance,
-            reporter=reporter,
-            leading=not leader_elect,
-            # Upstream waits for every informer before the first cycle: a pod scheduled before
-            # the Services or PDBs are known would miss default spreading or preemption rules.
-            required_kinds=frozenset(i.resource for i in informers),
-            on_synced=synced,
-        )
-        endpoints = _endpoints(config, metrics, health, informers, profile_requester(inbox))
-        _serve(io, endpoints, options)
-        delay = leader_elect and config.delay_cache_until_active
+        resources = _tee_resources(health, informers)
         if not delay:
             for informer in informers:
                 informer.start(io)
-        election = _Election(health, inbox, fence, metrics, identity, tally, informers if delay else ())
+            log.debug("informers started: %s", ", ".join(i.resource for i in informers))
+        extenders = build_extenders(config.extenders, io, p.metrics.extender_request_duration, raw_nodes)
+        scheduler = _scheduler(io, p, options, writers, extenders, informers, health)
+        endpoints = _endpoints(config, p.metrics, health, resources, profile_requester(inbox))
+        _serve(io, endpoints, options)
+        election = _Election(health, inbox, fence, p.metrics, p.identity, p.tally, informers if delay else ())
         elector = _elect(io, client.connection, config, election) if leader_elect else None
         _install_signal_handlers(inbox)
         scheduler.run()
@@ -349,6 +357,58 @@ def run(options: RunOptions) -> int:
     finally:
         io.stop()
     return 1 if scheduler.stop_reason == LOST_LEADERSHIP else 0
+
+
+def _scheduler(
+    io: IOThread,
+    p: _Process,
+    options: RunOptions,
+    writers: _Writers,
+    extenders: tuple[HTTPExtender, ...],
+    informers: list[Informer],
+    health: Health,
+) -> Scheduler:
+    """The profiles, the queue and the scheduling loop over them."""
+    config, cache, inbox, outbox = p.config, p.cache, p.inbox, writers.outbox
+    binds: Outbox = ExtenderOutbox(outbox, extenders, io, inbox) if extenders else outbox
+    instance = socket.gethostname()
+    reporter = Reporter(outbox, wall_clock=time.time, instance=instance)
+    services = HandleServices(
+        events=reporter,
+        client=PluginApiClient(io, writers.client, fence=outbox.fence),
+        snapshot=ClusterView(cache),
+        extenders=extenders,
+    )
+    recorder = FrameworkMetrics(p.metrics)
+    profiles = build_profiles(
+        config, registry=p.registry, seed=options.seed, recorder=recorder, services=services
+    )
+    queue = queue_for(config, profiles, clock=time.monotonic, metrics=p.metrics)
+
+    def synced() -> None:
+        if not health.synced:
+            _tune_gc(io)
+        health.synced = True
+        log.info(
+            "caches synced: %d nodes, %d pending pods", len(cache.nodes), len(scheduler.handlers.pending)
+        )
+
+    scheduler = Scheduler(
+        profiles=profiles,
+        cache=cache,
+        queue=queue,
+        outbox=binds,
+        inbox=inbox,
+        metrics=p.metrics,
+        instance=instance,
+        reporter=reporter,
+        leading=not config.leader_election.leader_elect,
+        # Upstream waits for every informer before the first cycle: a pod scheduled before
+        # the Services or PDBs are known would miss default spreading or preemption rules.
+        required_kinds=frozenset(i.resource for i in informers),
+        on_synced=synced,
+    )
+    return scheduler
 
 
 def _health(config: SchedulerConfiguration, fence: Fence) -> Health:
@@ -376,17 +436,23 @@ def _serve(io: IOThread, endpoints: Endpoints, options: RunOptions) -> None:
     start_serving(io, options.serving, endpoints, auth_client)
 
 
+def _tee_resources(health: Health, informers: list[Informer]) -> PodResources:
+    """/metrics/resources, fed by the pod informer's events on the I/O thread (so set up before
+    the informers start)."""
+    resources = PodResources(is_leader=lambda: health.leading)
+    pods = next(i for i in informers if i.resource == "pods")
+    pods.sink = resources.tee(pods.sink)
+    return resources
+
+
 def _endpoints(
     config: SchedulerConfiguration,
     metrics: Metrics,
     health: Health,
-    informers: list[Informer],
+    resources: PodResources,
     request_profile: ProfileRequester,
 ) -> Endpoints:
-    """What the endpoint serves; /metrics/resources sees the pod informer's events on the I/O thread."""
-    resources = PodResources(is_leader=lambda: health.leading)
-    pods = next(i for i in informers if i.resource == "pods")
-    pods.sink = resources.tee(pods.sink)
+    """What the endpoint serves."""
     return Endpoints(
         registry=metrics.registry,
         health=health,

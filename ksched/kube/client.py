@@ -603,22 +603,36 @@ class ApiClient:
 
         Every page of one list carries the first page's resourceVersion on kube-apiserver; watch from
         that one (see :meth:`list`). A continue token that expired mid-list raises :class:`Gone`;
-        the caller starts over.
+        the caller starts over. The next page is requested before a page is yielded, so the server
+        prepares it while the caller decodes this one; it is cancelled if the caller stops early.
         """
-        token = ""
-        while True:
-            doc = await self.list_page(
+
+        def fetch(token: str) -> asyncio.Task[dict[str, Any]]:
+            page = self.list_page(
                 path,
                 limit=limit,
                 continue_token=token,
                 label_selector=label_selector,
                 field_selector=field_selector,
             )
-            meta = doc.get("metadata") or {}
-            yield list(doc.get("items") or ()), str(meta.get("resourceVersion") or "")
-            token = str(meta.get("continue") or "")
-            if not token:
-                return
+            return asyncio.ensure_future(page)
+
+        upcoming = fetch("")
+        try:
+            while True:
+                doc = await upcoming
+                meta = doc.get("metadata") or {}
+                token = str(meta.get("continue") or "")
+                if token:
+                    upcoming = fetch(token)
+                yield list(doc.get("items") or ()), str(meta.get("resourceVersion") or "")
+                if not token:
+                    return
+        finally:
+            if not upcoming.done():
+                upcoming.cancel()
+            elif not upcoming.cancelled():
+                upcoming.exception()  # retrieved, so an unused page's error is not logged as lost
 
     async def list(
         self,

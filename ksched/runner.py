@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ksched.cache.cluster import ClusterCache
 from ksched.config.extenders import with_ignored_resources
@@ -76,11 +76,12 @@ from ksched.scheduler.plugin_client import PluginApiClient
 from ksched.scheduler.profiling import profile_requester
 from ksched.scheduler.queue.factory import queue_for
 from ksched.scheduler.reporting import Reporter
-from ksched.server import Endpoints, Health, start_serving
-from ksched.server.app import ProfileRequester
-from ksched.server.configz import componentconfig
+from ksched.server.health import Health
 from ksched.server.options import ServingOptions
 from ksched.server.resources import PodResources
+
+if TYPE_CHECKING:
+    from ksched.server.app import Endpoints, ProfileRequester
 
 log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 10.0
@@ -93,6 +94,8 @@ GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
 objects die before promotion) and no automatic full collections (see :func:`_tune_gc`)."""
 FULL_GC_INTERVAL_S = 60.0
 """How often the process runs a full collection itself instead."""
+LOADING_GC_MAX_S = 30.0
+"""The longest the collector stays off for the initial lists (see :func:`_loading_gc`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,16 +162,30 @@ _STORAGE = (
 """(kind, informer resource, list path) of every storage informer."""
 
 
-def _loading_gc() -> None:
-    """The collector's thresholds from the start, before the informers' initial lists.
+def _loading_gc(io: IOThread, *, pause: bool) -> None:
+    """The collector's thresholds from the start and, with ``pause`` (the informers start at once,
+    not after winning the Lease), no automatic collections while their initial lists load.
 
     Decoding a list page makes hundreds of thousands of dicts and lists at once; with CPython's
     default thresholds every 700 of them start a young collection and the growing heap triggers
     full ones, which together cost more than the decoding itself (a 10,000-pod list decodes about
-    three times faster without them). Nothing made while loading forms cycles worth collecting
-    early: the records are acyclic and freed pages go by reference counting.
+    three times faster without them), and even the larger first generation of
+    :data:`GC_THRESHOLDS` still costs a third of the parse and decode time in young passes over
+    objects that all survive. Nothing made while loading forms cycles worth collecting early: the
+    records are acyclic and freed pages go by reference counting. :func:`_tune_gc` turns the
+    collector back on when the caches sync, or :data:`LOADING_GC_MAX_S` after the start if they
+    have not by then, so a list that never completes does not leave it off.
     """
     gc.set_threshold(*GC_THRESHOLDS)
+    if not pause:
+        return
+    gc.disable()
+
+    async def enable_later() -> None:
+        await asyncio.sleep(LOADING_GC_MAX_S)
+        gc.enable()
+
+    io.submit(enable_later())
 
 
 def _tune_gc(io: IOThread) -> None:
@@ -176,16 +193,18 @@ def _tune_gc(io: IOThread) -> None:
 
     The cache holds one record per node and pod; they live for hours and form no cycles, yet every
     automatic full collection walks all of them, which at thousands of nodes is a large share of the
-    scheduling thread's CPU. So the heap as synced is frozen (never scanned again), the first
-    generation stays larger (:func:`_loading_gc`), and full collections run every
-    :data:`FULL_GC_INTERVAL_S` from the I/O loop instead of whenever the long-lived heap grew by a
-    quarter, which still frees cycles (finished requests, closed connections) in bounded time. Runs
-    once, on the scheduling thread, when the caches sync, right before the first cycle: so it does
-    not collect first (a full pass over the just-loaded heap would delay the first binding by a
-    quarter of a second at 10,000 pods); the few cycles made while loading are frozen with it.
+    scheduling thread's CPU. So the heap as synced is frozen (never scanned again), the collector
+    is back on (:func:`_loading_gc` paused it), the first generation stays larger, and full
+    collections run every :data:`FULL_GC_INTERVAL_S` from the I/O loop instead of whenever the
+    long-lived heap grew by a quarter, which still frees cycles (finished requests, closed
+    connections) in bounded time. Runs once, on the scheduling thread, when the caches sync, right
+    before the first cycle: so it does not collect first (a full pass over the just-loaded heap
+    would delay the first binding by a quarter of a second at 10,000 pods); the few cycles made
+    while loading are frozen with it.
     """
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    gc.enable()
 
     async def collect_every(interval_s: float) -> None:
         while True:
@@ -331,8 +350,8 @@ def run(options: RunOptions) -> int:
     config, fence, inbox = p.config, p.fence, p.inbox
     leader_elect = config.leader_election.leader_elect
     delay = leader_elect and config.delay_cache_until_active
-    _loading_gc()
     io = IOThread().start()
+    _loading_gc(io, pause=not delay)
     try:
         client = _client(io, options, config, fence, f"{USER_AGENT} ({p.identity})", p.tally)
         writers = _writers(io, options, config, client, inbox, fence, p.metrics, p.tally)
@@ -430,6 +449,8 @@ def _serve(io: IOThread, endpoints: Endpoints, options: RunOptions) -> None:
     The delegated-auth clients get no write gate: TokenReview and SubjectAccessReview are POSTs
     that change nothing, and a standby must still authenticate its scrapes and probes."""
 
+    from ksched.server.serve import start_serving  # the TLS and delegated-auth stack: after the lists start
+
     def auth_client(connection: Connection, role: str) -> ApiClient:
         return io.client(connection, qps=200.0, burst=400, user_agent=f"{USER_AGENT} {role}")
 
@@ -453,6 +474,9 @@ def _endpoints(
     request_profile: ProfileRequester,
 ) -> Endpoints:
     """What the endpoint serves."""
+    from ksched.server.app import Endpoints
+    from ksched.server.configz import componentconfig
+
     return Endpoints(
         registry=metrics.registry,
         health=health,

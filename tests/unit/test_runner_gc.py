@@ -32,3 +32,33 @@ def test_tune_gc_freezes_the_synced_heap_and_schedules_full_collections() -> Non
             coro.close()
         gc.unfreeze()
         gc.set_threshold(*old)
+
+
+def test_loading_pauses_the_collector_until_the_caches_sync() -> None:
+    old = gc.get_threshold()
+    io = FakeIO()
+    try:
+        runner._loading_gc(io, pause=True)  # type: ignore[arg-type]
+        assert not gc.isenabled()
+        assert gc.get_threshold() == runner.GC_THRESHOLDS
+        assert len(io.submitted) == 1  # turns it back on if the caches never sync
+        runner._tune_gc(io)  # type: ignore[arg-type]
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        for coro in io.submitted:
+            coro.close()
+        gc.unfreeze()
+        gc.set_threshold(*old)
+
+
+def test_a_standby_that_delays_its_caches_keeps_the_collector_on() -> None:
+    old = gc.get_threshold()
+    io = FakeIO()
+    try:
+        runner._loading_gc(io, pause=False)  # type: ignore[arg-type]
+        assert gc.isenabled()
+        assert gc.get_threshold() == runner.GC_THRESHOLDS
+        assert not io.submitted
+    finally:
+        gc.set_threshold(*old)

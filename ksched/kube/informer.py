@@ -220,6 +220,7 @@ class Informer:
         invalid: list[Invalid] = []
         rv = ""
         newer: dict[str, int] = {}
+        started, pages = time.monotonic(), 0
         async for page, page_rv in self.client.list_pages(
             self.path,
             limit=self.page_size,
@@ -230,6 +231,7 @@ class Informer:
                 rv = page_rv  # every page of a list answers as of the first page; watch from there
             else:
                 _note_newer(page, rv, newer)
+            pages += 1
             for raw in page:
                 rec = self._decode(raw, "LIST")
                 if type(rec) is Invalid:
@@ -238,6 +240,13 @@ class Informer:
                     objs.append(rec)
         self.resource_version = rv
         self._listed_newer = newer
+        log.debug(
+            "%s: listed %d objects in %d pages (%.3fs)",
+            self.resource,
+            len(objs),
+            pages,
+            time.monotonic() - started,
+        )
         self.stats["invalid"] += len(invalid)
         if initial:
             self.stats["lists"] += 1

@@ -375,6 +375,7 @@ def run(options: RunOptions) -> int:
         _shut_down(io, scheduler, informers, writers, elector)
     finally:
         io.stop()
+        gc.enable()  # paused for the lists: a start that failed before the sync must not leave it off
     return 1 if scheduler.stop_reason == LOST_LEADERSHIP else 0
 
 

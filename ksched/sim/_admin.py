@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ksched.sim import _heap as heap
 from ksched.sim import _status as st
 from ksched.sim._web import error_response, json_response, read_json
 from ksched.sim.faults import AuditLog, FaultConfig, FaultInjector, partitions_from_list
@@ -95,6 +96,7 @@ def admin_routes(
             start=store.count("nodes"),
         )
         n = store.bulk_create("nodes", nodes)
+        heap.set_aside()
         return json_response({"created": n}, 201)
 
     async def post_pods(request: web.BaseRequest) -> web.Response:
@@ -107,6 +109,7 @@ def admin_routes(
             name_prefix=body.get("name_prefix", "pod-"),
         )
         n = store.bulk_create("pods", pods, namespace=ns)
+        heap.set_aside()
         return json_response({"created": n}, 201)
 
     async def post_objects(request: web.BaseRequest) -> web.Response:
@@ -115,6 +118,7 @@ def admin_routes(
         if not isinstance(items, list):
             raise st.bad_request("items: expected a list of objects")
         n = store.bulk_create(str(body.get("resource", "")), items, namespace=body.get("namespace") or None)
+        heap.set_aside()
         return json_response({"created": n}, 201)
 
     return {

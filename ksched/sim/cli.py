@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import gc
 import ipaddress
 import json
 import signal
@@ -18,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ksched.sim import _heap as heap
 from ksched.sim._storage_process import StorageControllers
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from ksched.sim.cluster import SimCluster
     from ksched.sim.config import SimConfig
     from ksched.sim.faults import FaultConfig
@@ -226,45 +223,9 @@ class Outputs:
             print(f"ksched sim: kubeconfig for {user} written to {path}", flush=True)
 
 
-GC_THRESHOLDS = (10_000, 10, 1_000_000_000)
-"""The serving process's collector thresholds: young collections as usual (a larger first generation
-lets more short-lived objects die before they are promoted), automatic full collections never."""
-FULL_GC_INTERVAL_S = 60.0
-"""How often the serving process runs a full collection itself."""
-
-
-@contextlib.contextmanager
-def _server_gc() -> Iterator[None]:
-    """Keep the cyclic collector off the server's big, long-lived heap while serving.
-
-    Stored objects and their history are JSON dicts that never form cycles and live until replaced,
-    so they pile up in the oldest generation, where CPython's automatic full collections would rescan
-    them again and again, a large share of the server's CPU under load. So the process's startup
-    heap (modules, the nodes from ``--nodes``) is frozen, automatic full collections are switched off
-    and :func:`_full_gc_every` runs one every :data:`FULL_GC_INTERVAL_S` instead, which still frees
-    old cycles (closed connections, finished watches) in bounded time. Only the serving process does
-    this: an in-process :class:`SimCluster` leaves its host's collector alone.
-    """
-    old = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.unfreeze()
-
-
-async def _full_gc_every(interval_s: float) -> None:
-    while True:
-        await asyncio.sleep(interval_s)
-        gc.collect()
-
-
 async def _serve(cluster: SimCluster, kubeconfig: Outputs, controllers: StorageControllers) -> int:
-    with _server_gc():
-        collector = asyncio.create_task(_full_gc_every(FULL_GC_INTERVAL_S))
+    with heap.serving():
+        collector = asyncio.create_task(heap.collect_every(heap.FULL_GC_INTERVAL_S))
         try:
             return await _serve_until_stopped(cluster, kubeconfig, controllers)
         finally:

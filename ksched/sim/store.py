@@ -169,13 +169,33 @@ def _ev_rv(ev: WatchEvent) -> int:
 class Table:
     """All objects of one resource type, its history and its listeners."""
 
-    __slots__ = ("history", "listeners", "objects", "rtype")
+    __slots__ = ("_keys", "history", "listeners", "objects", "rtype")
 
     def __init__(self, rtype: ResourceType, window: int) -> None:
         self.rtype = rtype
         self.objects: dict[Key, Entry] = {}
         self.history = History(window)
         self.listeners: list[Listener] = []
+        self._keys: list[Key] | None = None
+
+    def sorted_keys(self) -> list[Key]:
+        """The objects' keys in list order, sorted once per change of the key set (updates keep
+        it), so each page of a paginated list costs its own length, not the table's."""
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = sorted(self.objects)
+        return keys
+
+    def put(self, key: Key, entry: Entry | None) -> None:
+        """Store ``entry`` under ``key``, or remove ``key`` (``None``)."""
+        objects = self.objects
+        if entry is None:
+            if objects.pop(key, None) is not None:
+                self._keys = None
+        else:
+            if key not in objects:
+                self._keys = None
+            objects[key] = entry
 
 
 class Store:
@@ -231,23 +251,21 @@ class Store:
         t = self.tables[rtype.storage_key]
         with self.lock:
             rv = self.rv
+            keys, objects = t.sorted_keys(), t.objects
             if limit <= 0 and after is None:
-                items = (
-                    t.objects.values()
-                    if flt.selects_all
-                    else [e for e in t.objects.values() if flt.matches(e.obj)]
-                )
-                return rv, sorted(items, key=_entry_key), None, 0
-            keys = sorted(t.objects)
+                if flt.selects_all:
+                    return rv, [objects[k] for k in keys], None, 0
+                return rv, [e for k in keys if flt.matches((e := objects[k]).obj)], None, 0
             start = bisect.bisect_right(keys, after) if after is not None else 0
             out: list[Entry] = []
             for i in range(start, len(keys)):
-                e = t.objects[keys[i]]
+                e = objects[keys[i]]
                 if flt.selects_all or flt.matches(e.obj):
                     if limit and len(out) == limit:
-                        remaining = sum(
-                            1 for k in keys[i:] if flt.selects_all or flt.matches(t.objects[k].obj)
-                        )
+                        if flt.selects_all:
+                            remaining = len(keys) - i
+                        else:
+                            remaining = sum(1 for k in keys[i:] if flt.matches(objects[k].obj))
                         return rv, out, _entry_key(out[-1]), remaining
                     out.append(e)
             return rv, out, None, 0
@@ -267,10 +285,7 @@ class Store:
             meta = obj["metadata"] = {**obj["metadata"], "resourceVersion": str(rv)}
         key = (meta.get("namespace", ""), meta["name"])
         entry = Entry(obj)
-        if type_ == "DELETED":
-            t.objects.pop(key, None)
-        else:
-            t.objects[key] = entry
+        t.put(key, None if type_ == "DELETED" else entry)
         ev = WatchEvent(type_, rv, entry, prev)
         t.history.append(ev)
         for fn in t.listeners:

@@ -274,13 +274,17 @@ class ApiServer:
         if last is not None:
             token = base64.urlsafe_b64encode(orjson.dumps({"rv": rv, "k": list(last)})).decode()
         if wants_table(request.headers.get("Accept", "")):
-            extra: dict[str, Any] = {"continue": token, "remainingItemCount": remaining} if token else {}
+            extra: dict[str, Any] = {"continue": token} if token else {}
+            if token and remaining is not None:
+                extra["remainingItemCount"] = remaining
             tab = table(rtype, list(entries), rv, self.store.clock.now(), q.get("includeObject", ""), extra)
             if tab is not None:
                 return json_response(tab)
         meta = b'{"resourceVersion":"' + str(rv).encode() + b'"'
         if token:
-            meta += b',"continue":"' + token.encode() + b'","remainingItemCount":' + str(remaining).encode()
+            meta += b',"continue":"' + token.encode() + b'"'
+            if remaining is not None:  # left out under a selector, as kube-apiserver does
+                meta += b',"remainingItemCount":' + str(remaining).encode()
         head = (
             b'{"kind":"'
             + rtype.list_kind.encode()

@@ -158,6 +158,11 @@ class ObjectFilter:
     def selects_all(self) -> bool:
         return self.namespace is None and self.labels is None and self.fields is None
 
+    @property
+    def has_selectors(self) -> bool:
+        """A label or field selector (the namespace is part of the key range, not a selector)."""
+        return self.labels is not None or self.fields is not None
+
     def matches(self, obj: dict[str, Any]) -> bool:
         meta = obj["metadata"]
         if self.namespace is not None and meta.get("namespace", "") != self.namespace:

@@ -243,8 +243,11 @@ class Store:
 
     def list_entries(
         self, rtype: ResourceType, flt: ObjectFilter, limit: int = 0, after: Key | None = None
-    ) -> tuple[int, list[Entry], Key | None, int]:
+    ) -> tuple[int, list[Entry], Key | None, int | None]:
         """(resourceVersion, entries, last key if more remain, remaining count) for a list request.
+
+        The remaining count is None under a label or field selector: kube-apiserver leaves
+        ``remainingItemCount`` out then rather than count objects the selector may not match.
 
         ``flt`` is evaluated on the stored shape (see :func:`~ksched.sim._convert.field_path`).
         """
@@ -262,9 +265,10 @@ class Store:
                 e = objects[keys[i]]
                 if flt.selects_all or flt.matches(e.obj):
                     if limit and len(out) == limit:
+                        remaining: int | None = None
                         if flt.selects_all:
                             remaining = len(keys) - i
-                        else:
+                        elif not flt.has_selectors:
                             remaining = sum(1 for k in keys[i:] if flt.matches(objects[k].obj))
                         return rv, out, _entry_key(out[-1]), remaining
                     out.append(e)

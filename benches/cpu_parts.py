@@ -33,8 +33,8 @@ from ksched.bench.procs import children
 BEGIN = "<!-- cpu-parts:begin (python -m benches.cpu_parts regenerates this table) -->"
 END = "<!-- cpu-parts:end -->"
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("watch: JSON parse and object decode (I/O thread)", ("Informer._decode",)),
-    ("watch: reading and splitting the stream (I/O thread)", ("ApiClient.watch", "Informer.")),
+    ("watch: objects decoded into pod and node records (I/O thread)", ("Informer._decode",)),
+    ("watch: stream read, split into lines, JSON-parsed (I/O thread)", ("ApiClient.watch", "Informer.")),
     (
         "Scheduled event: body, series cache, POST",
         ("Reporter.event", "create_event", "write_event", "ApiOutbox._send_event", "ApiOutbox._queue_event"),

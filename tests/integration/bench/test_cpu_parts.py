@@ -19,7 +19,7 @@ def test_a_sample_goes_to_the_first_part_that_names_one_of_its_frames(tmp_path: 
     got = cpu_parts.count_samples(raw, classify=True)
     assert got == {
         "scheduling cycle: PreFilter to selectHost": 7,
-        "watch: JSON parse and object decode (I/O thread)": 3,
+        "watch: objects decoded into pod and node records (I/O thread)": 3,
         "Scheduled event: body, series cache, POST": 2,
         cpu_parts.OTHER: 1,
     }

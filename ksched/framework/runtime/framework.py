@@ -217,12 +217,12 @@ class Framework:
         self, pod: Pod, cluster: ClusterCache, plan: Plan, state: CycleState, result: CycleResult
     ) -> Outcome | None:
         """The cycle from the stored results of the pod's signature (:mod:`.batched`), if any are
-        stored; None when there are none. A sampled cycle batches too: its PreFilter and PreScore
-        calls are timed, and its Filter and Score plugins are not called, so there is nothing of
-        theirs to time (upstream's batched cycles skip those plugins' metrics the same way).
-        Stored results that did not decide the cycle are dropped: they are half brought up to
-        date, or PreFilter / PreScore decided it."""
-        stored = batching.find(self._stored, self._signature)
+        stored; None when there are none. A sampled cycle times every plugin call, so it runs
+        them all (and stores the results): upstream's batched cycle still runs every Filter plugin
+        on the hinted node, so a sampled one reports Filter durations, which a reused result has
+        none of. Stored results that did not decide the cycle are dropped: they are half brought
+        up to date, or PreFilter / PreScore decided it."""
+        stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
         if stored is None:
             if self._signature is not None:
                 self.batch_outcomes[NO_HINT] += 1

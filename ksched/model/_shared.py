@@ -15,6 +15,8 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 MEMO_LIMIT = 1 << 16
 _maps: dict[tuple[tuple[str, object], ...], Mapping[str, object]] = {}
@@ -43,14 +45,19 @@ def _shared_map(
     if not m:
         return _EMPTY
     key = tuple(m.items())
-    found = _maps.get(key)
+    return memo(_maps, key, lambda: make(key))
+
+
+def memo(table: dict[K, V], key: K, make: Callable[[], V]) -> V:
+    """``table[key]``, made by ``make()`` and kept the first time; a table holding
+    :data:`MEMO_LIMIT` entries starts over. ``make`` may raise: nothing is kept then."""
+    found = table.get(key)
     if found is not None:
         return found
-    if len(_maps) >= MEMO_LIMIT:
-        _maps.clear()
-    shared = make(key)
-    _maps[key] = shared
-    return shared
+    if len(table) >= MEMO_LIMIT:
+        table.clear()
+    made = table[key] = make()
+    return made
 
 
 def interned_values(m: dict[str, str]) -> dict[str, str]:
@@ -70,10 +77,4 @@ def value(v: T) -> T:
     """An equal hashable value seen before (a tuple of images, tolerations, conditions), or ``v``."""
     if not v:
         return v
-    found = _values.get(v)
-    if found is not None:
-        return found  # type: ignore[return-value]
-    if len(_values) >= MEMO_LIMIT:
-        _values.clear()
-    _values[v] = v
-    return v
+    return memo(_values, v, lambda: v)  # type: ignore[return-value]

@@ -385,18 +385,15 @@ def _tolerations(raw: Any, obj: str) -> tuple[Toleration, ...]:
     if not raw:
         return ()
     key = _toleration_key(raw)
-    found = _TOLERATIONS.get(key) if key is not None else None
-    if found is not None:
-        return found
+    if key is None:
+        return _parse_tolerations(raw, obj)
+    return shared.memo(_TOLERATIONS, key, lambda: _parse_tolerations(raw, obj))
+
+
+def _parse_tolerations(raw: Any, obj: str) -> tuple[Toleration, ...]:
     items = f.sequence(raw, obj, "spec.tolerations")
-    parsed = shared.value(
-        tuple(parse_toleration(t, obj, f"spec.tolerations[{i}]") for i, t in enumerate(items))
-    )
-    if key is not None:
-        if len(_TOLERATIONS) >= shared.MEMO_LIMIT:
-            _TOLERATIONS.clear()
-        _TOLERATIONS[key] = parsed
-    return parsed
+    parsed = (parse_toleration(t, obj, f"spec.tolerations[{i}]") for i, t in enumerate(items))
+    return shared.value(tuple(parsed))
 
 
 def _toleration_key(raw: Any) -> tuple[tuple[object, ...], ...] | None:

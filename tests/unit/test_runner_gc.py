@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any
+
+import pytest
 
 from ksched import runner
 
@@ -19,46 +21,40 @@ class FakeIO:
         self.submitted.append(coro)
 
 
-def test_tune_gc_freezes_the_synced_heap_and_schedules_full_collections() -> None:
+@pytest.fixture
+def io() -> Iterator[FakeIO]:
+    """A FakeIO; afterwards the collector is as it was (on, unfrozen, its thresholds) and what was
+    submitted is closed unrun."""
     old = gc.get_threshold()
-    io = FakeIO()
+    fake = FakeIO()
     try:
-        runner._tune_gc(io)  # type: ignore[arg-type]
-        assert gc.get_threshold() == runner.GC_THRESHOLDS
-        assert gc.get_freeze_count() > 0
-        assert len(io.submitted) == 1  # the periodic full collection, on the I/O loop
-    finally:
-        for coro in io.submitted:
-            coro.close()
-        gc.unfreeze()
-        gc.set_threshold(*old)
-
-
-def test_loading_pauses_the_collector_until_the_caches_sync() -> None:
-    old = gc.get_threshold()
-    io = FakeIO()
-    try:
-        runner._loading_gc(io, pause=True)  # type: ignore[arg-type]
-        assert not gc.isenabled()
-        assert gc.get_threshold() == runner.GC_THRESHOLDS
-        assert len(io.submitted) == 1  # turns it back on if the caches never sync
-        runner._tune_gc(io)  # type: ignore[arg-type]
-        assert gc.isenabled()
+        yield fake
     finally:
         gc.enable()
-        for coro in io.submitted:
+        for coro in fake.submitted:
             coro.close()
         gc.unfreeze()
         gc.set_threshold(*old)
 
 
-def test_a_standby_that_delays_its_caches_keeps_the_collector_on() -> None:
-    old = gc.get_threshold()
-    io = FakeIO()
-    try:
-        runner._loading_gc(io, pause=False)  # type: ignore[arg-type]
-        assert gc.isenabled()
-        assert gc.get_threshold() == runner.GC_THRESHOLDS
-        assert not io.submitted
-    finally:
-        gc.set_threshold(*old)
+def test_tune_gc_freezes_the_synced_heap_and_schedules_full_collections(io: FakeIO) -> None:
+    runner._tune_gc(io)  # type: ignore[arg-type]
+    assert gc.get_threshold() == runner.GC_THRESHOLDS
+    assert gc.get_freeze_count() > 0
+    assert len(io.submitted) == 1  # the periodic full collection, on the I/O loop
+
+
+def test_loading_pauses_the_collector_until_the_caches_sync(io: FakeIO) -> None:
+    runner._loading_gc(io, pause=True)  # type: ignore[arg-type]
+    assert not gc.isenabled()
+    assert gc.get_threshold() == runner.GC_THRESHOLDS
+    assert len(io.submitted) == 1  # turns it back on if the caches never sync
+    runner._tune_gc(io)  # type: ignore[arg-type]
+    assert gc.isenabled()
+
+
+def test_a_standby_that_delays_its_caches_keeps_the_collector_on(io: FakeIO) -> None:
+    runner._loading_gc(io, pause=False)  # type: ignore[arg-type]
+    assert gc.isenabled()
+    assert gc.get_threshold() == runner.GC_THRESHOLDS
+    assert not io.submitted

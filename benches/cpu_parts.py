@@ -28,7 +28,7 @@ from pathlib import Path
 
 import orjson
 
-from ksched.bench.procs import children
+from ksched.bench.procs import children, sample
 
 BEGIN = "<!-- cpu-parts:begin (python -m benches.cpu_parts regenerates this table) -->"
 END = "<!-- cpu-parts:end -->"
@@ -100,8 +100,10 @@ def _descendants(root: int) -> list[int]:
 
 
 def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    got = sample(pid)
+    if got is None:
+        raise SystemExit(f"cpu_parts: process {pid} is gone (or /proc is not there)")
+    return got.cpu_s
 
 
 def _wait_until_busy(pid: int, cores: float = 0.5, timeout_s: float = 600.0) -> None:

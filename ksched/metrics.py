@@ -175,8 +175,8 @@ class Metrics:
     unschedulable_pods: Gauge = field(init=False)
     goroutines: Gauge = field(init=False)
     permit_wait_duration: Histogram = field(init=False)
-    plugin_evaluation: PluginEvaluations = field(init=False)
-    batch_attempts: BatchAttempts = field(init=False)
+    plugin_evaluation: PlainCounters = field(init=False)
+    batch_attempts: PlainCounters = field(init=False)
     cache_size: Gauge = field(init=False)
     event_handling_duration: CycleHistogram = field(init=False)
     plugin_errors: Counter = field(init=False)
@@ -349,15 +349,19 @@ class Metrics:
             exponential_buckets(0.001, 2, 15),
             ("result",),
         )
-        self.plugin_evaluation = PluginEvaluations(
+        self.plugin_evaluation = PlainCounters(
             PLUGIN_EVALUATION_TOTAL,
             "Number of attempts to schedule pods by each plugin and the extension point "
             "(available only in PreFilter, Filter, PreScore, and Score).",
+            labels=("plugin", "extension_point", "profile"),
+            counted="plugin",
             registry=self._registry(),
         )
-        self.batch_attempts = BatchAttempts(
+        self.batch_attempts = PlainCounters(
             BATCH_ATTEMPTS_TOTAL,
             "Counts of results when we attempt to use batching.",
+            labels=("profile", "result"),
+            counted="result",
             registry=self._registry(),
         )
         self.cache_size = self._gauge(
@@ -488,8 +492,9 @@ class CycleHistogramChild:
         self.sum += value
 
 
-class PluginEvaluations(Collector):
-    """``scheduler_plugin_evaluation_total``, kept as one plain counter per (profile, extension point).
+class PlainCounters(Collector):
+    """A counter family kept as plain counters, one per tuple of values of its other labels
+    (``scheduler_plugin_evaluation_total``, ``scheduler_batch_attempts_total``).
 
     The framework adds to the counts of several plugins on every cycle, several thousand times a
     second, where a ``prometheus_client`` counter takes a lock per increment; here an increment is a
@@ -497,61 +502,43 @@ class PluginEvaluations(Collector):
     step, which the interpreter lock keeps whole.
     """
 
-    def __init__(self, name: str, documentation: str, *, registry: CollectorRegistry) -> None:
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        *,
+        labels: tuple[str, ...],
+        counted: str,
+        registry: CollectorRegistry,
+    ) -> None:
         self.name = name
         self.documentation = documentation
-        self._by_point: dict[tuple[str, str], collections.Counter[str]] = {}
+        self._labels = labels
+        self._at = labels.index(counted)
+        self.key_labels = labels[: self._at] + labels[self._at + 1 :]
+        """The labels :meth:`counts` is keyed by, in order: all but the counted one."""
+        self._by_key: dict[tuple[str, ...], collections.Counter[str]] = {}
         registry.register(self)
 
-    def counts(self, profile: str, point: str) -> collections.Counter[str]:
-        """Plugin name -> evaluations at ``point`` in ``profile``, to add to (memoized)."""
-        key = (profile, point)
-        found = self._by_point.get(key)
+    def counts(self, *key: str) -> collections.Counter[str]:
+        """The counted label's value -> count for these values of :attr:`key_labels`, to add to
+        (memoized)."""
+        found = self._by_key.get(key)
         if found is None:
-            found = self._by_point[key] = collections.Counter()
+            found = self._by_key[key] = collections.Counter()
         return found
 
     def describe(self) -> list[CounterMetricFamily]:
         return [self._family()]
 
     def _family(self) -> CounterMetricFamily:
-        labels = ("plugin", "extension_point", "profile")
-        return CounterMetricFamily(self.name, self.documentation, labels=labels)
+        return CounterMetricFamily(self.name, self.documentation, labels=self._labels)
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        family = self._family()
-        for (profile, point), counts in list(self._by_point.items()):
-            for plugin, n in list(counts.items()):
-                family.add_metric([plugin, point, profile], n)
-        yield family
-
-
-class BatchAttempts(Collector):
-    """``scheduler_batch_attempts_total`` (``profile``, ``result``: ``no_hint``, ``hint_used``,
-    ``hint_not_used``), one plain counter per profile that the framework adds to on the scheduling
-    thread, as :class:`PluginEvaluations` does."""
-
-    def __init__(self, name: str, documentation: str, *, registry: CollectorRegistry) -> None:
-        self.name = name
-        self.documentation = documentation
-        self._by_profile: dict[str, collections.Counter[str]] = {}
-        registry.register(self)
-
-    def counts(self, profile: str) -> collections.Counter[str]:
-        """Result -> attempts in ``profile``, to add to (memoized)."""
-        found = self._by_profile.get(profile)
-        if found is None:
-            found = self._by_profile[profile] = collections.Counter()
-        return found
-
-    def describe(self) -> list[CounterMetricFamily]:
-        return [CounterMetricFamily(self.name, self.documentation, labels=("profile", "result"))]
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(self.name, self.documentation, labels=("profile", "result"))
-        for profile, counts in list(self._by_profile.items()):
-            for result, n in list(counts.items()):
-                family.add_metric([profile, result], n)
+        family, at = self._family(), self._at
+        for key, counts in list(self._by_key.items()):
+            for value, n in list(counts.items()):
+                family.add_metric([*key[:at], value, *key[at:]], n)
         yield family
 
 
@@ -679,7 +666,7 @@ class FrameworkMetrics:
         self._plugins.labels(plugin, point, status).observe(seconds)
 
     def plugin_evaluations(self, profile: str, point: str) -> collections.Counter[str]:
-        return self._evaluations.counts(profile, point)
+        return self._evaluations.counts(point, profile)
 
     def plugin_failed(self, plugin: str, point: str) -> None:
         self._errors(plugin, point).inc()
@@ -742,13 +729,12 @@ __all__ = [
     "SCHEDULING_ALGORITHM_DURATION_SECONDS",
     "SCHEDULING_ATTEMPT_DURATION_SECONDS",
     "UNSCHEDULABLE_PODS",
-    "BatchAttempts",
     "Children",
     "CycleHistogram",
     "FrameworkMetrics",
     "HistogramCounts",
     "Metrics",
-    "PluginEvaluations",
+    "PlainCounters",
     "RestClientMetrics",
     "RestClientSource",
     "attempts_label",

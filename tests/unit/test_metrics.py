@@ -82,11 +82,8 @@ def _touch(metrics: m.Metrics, tally: RequestTally) -> None:
     for attr in vars(metrics).values():
         if attr is metrics.registry or attr is tally or isinstance(attr, m.RestClientMetrics):
             continue
-        if isinstance(attr, m.PluginEvaluations):
-            attr.counts("x", "x")["x"] += 1
-            continue
-        if isinstance(attr, m.BatchAttempts):
-            attr.counts("x")["x"] += 1
+        if isinstance(attr, m.PlainCounters):
+            attr.counts(*("x" for _ in attr.key_labels))["x"] += 1
             continue
         labels = attr.labelnames if isinstance(attr, m.CycleHistogram) else attr._labelnames
         child = attr.labels(*("x" for _ in labels)) if labels else attr

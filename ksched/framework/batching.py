@@ -110,6 +110,8 @@ class RowsAnswer(NamedTuple):
 
 
 class RowsPlugin(Protocol):
+    name: str
+
     def batch_rows(
         self, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray
     ) -> RowsAnswer: ...

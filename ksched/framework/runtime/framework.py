@@ -217,12 +217,11 @@ class Framework:
         self, pod: Pod, cluster: ClusterCache, plan: Plan, state: CycleState, result: CycleResult
     ) -> Outcome | None:
         """The cycle from the stored results of the pod's signature (:mod:`.batched`), if any are
-        stored; None when there are none. A sampled cycle times every plugin call, so it runs
-        them all (and stores the results): upstream's batched cycle still runs every Filter plugin
-        on the hinted node, so a sampled one reports Filter durations, which a reused result has
-        none of. Stored results that did not decide the cycle are dropped: they are half brought
-        up to date, or PreFilter / PreScore decided it."""
-        stored = None if self.timer.sampled else batching.find(self._stored, self._signature)
+        stored; None when there are none. A sampled cycle batches too and times the plugin calls it
+        makes (:func:`.batched.run_batched`): a reused verdict or score is no call, as upstream's
+        batched cycle observes no Score plugin. Stored results that did not decide the cycle are
+        dropped: they are half brought up to date, or PreFilter / PreScore decided it."""
+        stored = batching.find(self._stored, self._signature)
         if stored is None:
             if self._signature is not None:
                 self.batch_outcomes[NO_HINT] += 1

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ksched.cache.cluster import ClusterCache
 from ksched.config import default_config
+from ksched.config.features import feature_gates
 from ksched.framework.profile import build_profiles
 from ksched.kube import events as kev
 from ksched.metrics import FrameworkMetrics, Metrics
@@ -50,11 +52,15 @@ class RecordingOutbox:
         return [p["status"] for n, p in self.patches if n == name]
 
 
-def synced_scheduler(seed: int = 3, metrics: Metrics | None = None) -> tuple[Scheduler, RecordingOutbox]:
+def synced_scheduler(
+    seed: int = 3, metrics: Metrics | None = None, gates: dict[str, bool] | None = None
+) -> tuple[Scheduler, RecordingOutbox]:
     """A default-config scheduler on a fake clock, its informers synced, writing to a recording
     outbox: the loop as tests drive it by hand through its inbox. With ``metrics`` the profiles
-    and the loop record into them, as in ``ksched run``."""
+    and the loop record into them, as in ``ksched run``; ``gates`` sets feature gates."""
     clock, outbox, config = FakeClock(), RecordingOutbox(), default_config()
+    if gates:
+        config = dataclasses.replace(config, feature_gates=feature_gates(gates))
     recorder = FrameworkMetrics(metrics) if metrics is not None else None
     profiles = build_profiles(config, seed=seed, recorder=recorder)
     sched = Scheduler(

@@ -199,19 +199,20 @@ def test_stop_request_ends_the_loop(harness: Any) -> None:
     assert sched.stopping and sched.stop_reason == "test"
 
 
-def _metered() -> tuple[Scheduler, BaseOutbox, Any]:
+def _metered(gates: dict[str, bool] | None = None) -> tuple[Scheduler, BaseOutbox, Any]:
     """A synced scheduler with a metrics registry; returns it, its outbox and the metrics."""
     from ksched.metrics import Metrics
 
     metrics = Metrics()
-    sched, outbox = synced_scheduler(metrics=metrics)
+    sched, outbox = synced_scheduler(metrics=metrics, gates=gates)
     return sched, outbox, metrics
 
 
-def test_extension_point_and_cache_metrics_are_recorded() -> None:
+def _twenty_pods_on_two_nodes(gates: dict[str, bool]) -> str:
+    """The /metrics text after 20 identical pods were bound on two nodes (two sampled cycles)."""
     from prometheus_client import generate_latest
 
-    sched, outbox, metrics = _metered()
+    sched, outbox, metrics = _metered(gates)
     for name in ("n1", "n2"):  # two nodes: with one feasible node upstream skips PreScore and Score
         sched.inbox.put(
             kev.Upserted("nodes", node_from_dict(make_node(name, cpu="64", memory="64Gi", pods=110)))
@@ -219,7 +220,22 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
     for i in range(20):
         sched.inbox.put(kev.Upserted("pods", pending(f"p{i}", cpu="100m")))
     sched.run(until=lambda s: len(outbox.binds) == 20)
-    text = generate_latest(metrics.registry).decode()
+    return generate_latest(metrics.registry).decode()
+
+
+def _plugin_observations(text: str, plugin: str, point: str, status: str) -> float:
+    prefix = (
+        f'scheduler_plugin_execution_duration_seconds_count{{extension_point="{point}",plugin="{plugin}",'
+        f'status="{status}"}} '
+    )
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return float(line[len(prefix) :])
+    return 0.0
+
+
+def test_extension_point_and_cache_metrics_are_recorded() -> None:
+    text = _twenty_pods_on_two_nodes({"OpportunisticBatching": False})
     # Every cycle reports its extension points, Filter once over all nodes (findNodesThatPassFilters),
     # and the binding cycle's points before Bind also when no plugin has work for the pod.
     for point, status in (
@@ -238,8 +254,8 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
         ) in text
     assert 'scheduler_cache_size{type="nodes"} 2.0' in text
     # The built-in plugins, on the same two sampled cycles (upstream's plugin_execution_duration)
+    assert 'plugin="PrioritySort"' not in text  # a queue-sort plugin has no timed extension point
     for plugin, point, status in (
-        ("PrioritySort", None, None),
         ("NodeResourcesFit", "PreFilter", "Success"),
         ("NodeResourcesFit", "Filter", "Success"),
         ("TaintToleration", "Filter", "Success"),
@@ -247,13 +263,26 @@ def test_extension_point_and_cache_metrics_are_recorded() -> None:
         ("NodeResourcesFit", "Score", "Success"),
         ("TaintToleration", "ScoreExtensionNormalize", "Success"),
     ):
-        prefix = (
-            f'scheduler_plugin_execution_duration_seconds_count{{extension_point="{point}",plugin="{plugin}"'
-        )
-        if point is None:  # a queue-sort plugin has no timed extension point
-            assert f'plugin="{plugin}"' not in text
-        else:
-            assert f'{prefix},status="{status}"}} 2.0' in text, (plugin, point)
+        assert _plugin_observations(text, plugin, point, status) == 2.0, (plugin, point)
+
+
+def test_a_sampled_batched_cycle_times_the_plugin_calls_it_makes() -> None:
+    # Both sampled cycles (the 10th and the 20th) reuse the previous pod's results: PreFilter and
+    # PreScore run; the row-accounting plugins answer on the row the previous pod went to, as
+    # Filter and as Score; TaintToleration's stored verdicts and scores stand, so it is not called
+    # (upstream's batched cycle observes no Score plugin either).
+    text = _twenty_pods_on_two_nodes({"OpportunisticBatching": True})
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="hint_used"} 19.0' in text
+    for plugin, point, status, seen in (
+        ("NodeResourcesFit", "PreFilter", "Success", 2.0),
+        ("PodTopologySpread", "PreScore", "Skip", 2.0),
+        ("NodeResourcesFit", "Filter", "Success", 2.0),
+        ("NodeResourcesFit", "Score", "Success", 2.0),
+        ("NodeResourcesBalancedAllocation", "Score", "Success", 2.0),
+        ("TaintToleration", "Filter", "Success", 0.0),
+        ("TaintToleration", "ScoreExtensionNormalize", "Success", 0.0),
+    ):
+        assert _plugin_observations(text, plugin, point, status) == seen, (plugin, point)
 
 
 def test_the_loop_stops_assuming_pods_at_the_cap_of_bindings_in_flight(

@@ -129,7 +129,12 @@ _LOST_KEY = "batching.lost"
 
 
 def _timed_rows(
-    plugin: RowsPlugin, point: str, state: CycleState, pod: Pod, cluster: ClusterCache, rows: np.ndarray,
+    plugin: RowsPlugin,
+    point: str,
+    state: CycleState,
+    pod: Pod,
+    cluster: ClusterCache,
+    rows: np.ndarray,
     timer: CycleTimer,
 ) -> RowsAnswer:
     """``plugin.batch_rows`` on ``rows``, timed as one call of ``point`` on a sampled cycle."""

@@ -133,8 +133,16 @@ def _informers(client: ApiClient, inbox: Inbox, raw_nodes: RawNodes | None = Non
     sink = inbox.put
     nodes = (node_from_dict, sink) if raw_nodes is None else (raw_nodes.decode, raw_nodes.sink(sink))
     return [
-        Informer(client, "nodes", "/api/v1/nodes", *nodes),
-        Informer(client, "pods", "/api/v1/pods", pod_from_dict, sink, field_selector=POD_FIELD_SELECTOR),
+        Informer(client, "nodes", "/api/v1/nodes", *nodes, skip_managed_fields=True),
+        Informer(
+            client,
+            "pods",
+            "/api/v1/pods",
+            pod_from_dict,
+            sink,
+            field_selector=POD_FIELD_SELECTOR,
+            skip_managed_fields=True,
+        ),
         Informer(client, "namespaces", "/api/v1/namespaces", namespace_from_dict, sink),
         Informer(client, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", pdb_from_dict, sink),
         # PodTopologySpread's default constraints take their selector from these (helper.DefaultSelector).

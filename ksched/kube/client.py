@@ -1,5 +1,8 @@
 """``ApiClient``: the raw Kubernetes REST verbs over HTTP/1.1 keep-alive, with JSON decoded by orjson.
 
+A list or a watch can be given another JSON decoder (``loads``): the informers of pods and nodes
+pass :mod:`ksched.kube.lean_json`'s, which leave managedFields unread.
+
 Every method is a coroutine meant for the I/O thread's loop (:mod:`ksched.kube.io_thread`); the
 connections are opened there on first use and closed by :meth:`ApiClient.close`. Requests go by
 the lean path of :mod:`ksched.kube.lean_http` (prebuilt request bytes, answers parsed by llhttp),
@@ -52,7 +55,7 @@ import random
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -194,12 +197,13 @@ class _Exchange:
     data: bytes | None
     ctype: str | None
     decode: bool
+    loads: Callable[[bytes], Any] = orjson.loads
 
     def answered(self, code: int, raw: bytes, retry_after_header: str | None) -> _Attempt:
         """The decoded body of a 2xx (None when not decoding), else the error ``code`` maps to,
         with the server's Retry-After on a 429 or 503."""
         if code < 300:
-            return _Attempt(code, raw, orjson.loads(raw) if raw and self.decode else None)
+            return _Attempt(code, raw, self.loads(raw) if raw and self.decode else None)
         retry_after = _retry_after(retry_after_header) if code in (429, 503) else None
         return _Attempt(code, raw, None, status_error(code, _loads(raw), retry_after), retry_after)
 
@@ -420,15 +424,16 @@ class ApiClient:
         retry: bool = False,
         write: bool = False,
         decode: bool = True,
+        loads: Callable[[bytes], Any] = orjson.loads,
     ) -> Any:
-        """Send one request (with retries when ``retry``); return the decoded JSON answer.
+        """Send one request (with retries when ``retry``); return the JSON answer ``loads`` decodes.
 
         ``decode=False`` returns ``None`` for a 2xx answer without parsing its body (bindings: only
-        the status matters); errors are decoded either way, for their ``Status`` message.
+        the status matters); errors are decoded either way (by orjson), for their ``Status`` message.
         """
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         ctype = content_type if data is not None else None
-        exchange = _Exchange(method, self._url(path), path, params, data, ctype, decode)
+        exchange = _Exchange(method, self._url(path), path, params, data, ctype, decode, loads)
         max_retries = self.settings.retry.max_retries if retry else 0
         creds = self.connection.credentials
         attempt = 0
@@ -571,6 +576,7 @@ class ApiClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         resource_version: str | None = None,
+        loads: Callable[[bytes], Any] = orjson.loads,
     ) -> dict[str, Any]:
         """One page of a list: the raw ``...List`` document (``metadata.continue`` names the next)."""
         params: dict[str, str] = {}
@@ -584,7 +590,7 @@ class ApiClient:
             params["labelSelector"] = label_selector
         if field_selector:
             params["fieldSelector"] = field_selector
-        doc = await self.request("GET", path, params=params, retry=True)
+        doc = await self.request("GET", path, params=params, retry=True, loads=loads)
         if not isinstance(doc, dict):
             raise ApiError(
                 200, "BadResponse", f"GET {path}: expected a list object, got {type(doc).__name__}"
@@ -598,6 +604,7 @@ class ApiClient:
         limit: int = 500,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        loads: Callable[[bytes], Any] = orjson.loads,
     ) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
         """Yield ``(items, resourceVersion)`` page by page, following ``continue`` tokens.
 
@@ -614,6 +621,7 @@ class ApiClient:
                 continue_token=token,
                 label_selector=label_selector,
                 field_selector=field_selector,
+                loads=loads,
             )
             return asyncio.ensure_future(page)
 
@@ -710,6 +718,7 @@ class ApiClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         bookmarks: bool = True,
+        loads: Callable[[bytes], Any] = orjson.loads,
     ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Yield ``(type, object)`` from one watch stream until the server ends it.
 
@@ -764,7 +773,7 @@ class ApiClient:
                     for line in lines:
                         if not line.strip():
                             continue
-                        ev = orjson.loads(line)
+                        ev = loads(line)
                         yield ev.get("type", ""), ev.get("object") or {}
         except (aiohttp.ClientError, TimeoutError) as exc:
             if not answered and self.metrics is not None:

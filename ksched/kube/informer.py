@@ -20,6 +20,10 @@ the informer then emits :class:`~ksched.kube.events.Invalid` (with the raw ``spe
 ``spec.schedulerName`` when they are strings) and carries on. Any other exception from ``decode`` is a
 decoder bug; it is logged with its traceback and reported the same way.
 
+JSON: with ``skip_managed_fields`` (pods and nodes) list pages and watch events are parsed by
+:mod:`ksched.kube.lean_json`, which leaves ``metadata.managedFields`` unread, as kube-scheduler's
+informers drop them; every other informer parses with orjson.
+
 Threading: the informer runs as a task on the I/O loop; ``sink(event)`` is called there, in order, and
 must not block (the scheduler's sink puts the event on a thread-safe queue). :meth:`stop` and
 :attr:`synced` may be used from any thread.
@@ -42,9 +46,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ksched.errors import ApiError, Gone, ObjectError, TooManyRequests, describe_object
 from ksched.kube.client import ApiClient, status_error
 from ksched.kube.events import Deleted, InformerEvent, Invalid, Relisted, Synced, Upserted
+from ksched.kube.lean_json import loads_event, loads_list
 from ksched.kube.ratelimit import Backoff, BackoffSettings, Clock
 
 if TYPE_CHECKING:
@@ -97,6 +104,7 @@ class Informer:
         *,
         field_selector: str | None = None,
         label_selector: str | None = None,
+        skip_managed_fields: bool = False,
         page_size: int | None = None,
         settings: InformerSettings | None = None,
         rng: random.Random | None = None,
@@ -111,6 +119,8 @@ class Informer:
         """Objects a later list page delivered newer than the list's resourceVersion (see _note_newer)."""
         self.field_selector = field_selector
         self.label_selector = label_selector
+        self._loads_list = loads_list if skip_managed_fields else orjson.loads
+        self._loads_event = loads_event if skip_managed_fields else orjson.loads
         self.settings = settings or InformerSettings()
         self.page_size = self.settings.page_size if page_size is None else page_size
         self._rng = rng or random.Random()
@@ -226,6 +236,7 @@ class Informer:
             limit=self.page_size,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
+            loads=self._loads_list,
         ):
             if not rv:
                 rv = page_rv  # every page of a list answers as of the first page; watch from there
@@ -273,6 +284,7 @@ class Informer:
             timeout_s=timeout,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
+            loads=self._loads_event,
         )
         async with contextlib.aclosing(stream):
             async for etype, raw in stream:

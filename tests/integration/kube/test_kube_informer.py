@@ -167,8 +167,14 @@ def test_gone_relists_and_reports_the_current_objects(
     assert events[-1].obj.name == "after-0" and events[-2] is relisted
 
 
+@pytest.mark.parametrize("skip_managed_fields", [False, True])
 def test_malformed_pod_is_reported_and_the_informer_carries_on(
-    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any, monkeypatch: pytest.MonkeyPatch
+    sim: SimCluster,
+    io: IOThread,
+    client: ApiClient,
+    recorder: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    skip_managed_fields: bool,
 ) -> None:
     switch_admission_off(monkeypatch)
     bad = {
@@ -176,7 +182,7 @@ def test_malformed_pod_is_reported_and_the_informer_carries_on(
         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]},
     }
     sim.store.create("pods", bad, namespace="default")
-    inf = _informer(client, recorder)
+    inf = _informer(client, recorder, skip_managed_fields=skip_managed_fields)
     inf.start(io)
     events = recorder.wait_for(lambda ev: any(isinstance(e, Synced) for e in ev))
     listed = [e for e in events if isinstance(e, Invalid)]
@@ -199,6 +205,58 @@ def test_malformed_pod_is_reported_and_the_informer_carries_on(
     assert "abc" in str(inv.error)
     assert (inv.raw_scheduler_name, inv.raw_node_name) == ("ksched", "")
     assert inf.stats["invalid"] == 2
+
+
+def test_pods_and_nodes_arrive_without_managed_fields_other_kinds_with_them(
+    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
+) -> None:
+    """What each decoder is handed, from the list and from the watch: kube-scheduler's informers
+    drop managedFields too, and the other kinds keep theirs."""
+    seen: dict[str, list[dict[str, Any]]] = {"pods": [], "nodes": [], "namespaces": []}
+
+    def keeping(resource: str, decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def inner(raw: Any) -> Any:
+            seen[resource].append(raw)
+            return decode(raw)
+
+        return inner
+
+    sim.add_pods(2, name_prefix="listed-")
+    decoders = {"pods": pod_from_dict, "nodes": node_from_dict, "namespaces": namespace_from_dict}
+    paths = {"pods": PODS, "nodes": "/api/v1/nodes", "namespaces": "/api/v1/namespaces"}
+    informers = [
+        Informer(
+            client,
+            resource,
+            paths[resource],
+            keeping(resource, decode),
+            recorder,
+            settings=FAST,
+            skip_managed_fields=resource != "namespaces",
+        )
+        for resource, decode in decoders.items()
+    ]
+    for inf in informers:
+        inf.start(io)
+    assert all(inf.synced.wait(5) for inf in informers)
+    sim.add_pods(1, name_prefix="watched-")
+    sim.store.mutate("nodes", "node-0", "", lambda n: {**n, "spec": {"unschedulable": True}})
+    recorder.wait_for(
+        lambda ev: "watched-0" in _names(ev, Upserted) and "node-0" in _names(ev, Upserted, "MODIFIED")
+    )
+    stored = sim.store.get("pods", "watched-0", "default")
+    assert stored["metadata"]["managedFields"]  # the server records them; the informer leaves them out
+    watched = next(raw for raw in seen["pods"] if raw["metadata"]["name"] == "watched-0")
+    assert watched == {
+        **stored,
+        "metadata": {k: v for k, v in stored["metadata"].items() if k != "managedFields"},
+    }
+    for resource in ("pods", "nodes"):
+        assert len(seen[resource]) >= 3
+        assert not any("managedFields" in raw["metadata"] for raw in seen[resource])
+    assert seen["namespaces"] and all(raw["metadata"]["managedFields"] for raw in seen["namespaces"])
+    for inf in informers:
+        inf.stop()
 
 
 def test_malformed_node_taint_is_reported(

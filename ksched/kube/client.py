@@ -508,8 +508,7 @@ class ApiClient:
         """:meth:`_attempt` by :mod:`ksched.kube.lean_http`, within the same whole-request timeout."""
         request = self._lean_request(ex, url)
         try:
-            async with asyncio.timeout(self.settings.request_timeout_s):
-                answer = await self._get_pool().exchange(ex.method, request)
+            answer = await self._get_pool().exchange(ex.method, request, self.settings.request_timeout_s)
         except OSError as exc:  # NoAnswer, refused, reset, TLS failures and TimeoutError alike
             return ex.unanswered(exc)
         return ex.answered(answer.status, answer.body, answer.retry_after)

@@ -17,6 +17,12 @@ whose connection ends before the whole answer arrived raises :class:`NoAnswer`; 
 9112 section 9.3.1), an idempotent request whose connection ended before the answer's headers is
 sent once more, on another connection, before that is final. A request cancelled or timed out
 mid-way takes its connection with it, since the connection's state is then unknown.
+
+Deadlines: each request has one (``timeout_s`` from the moment it asks for a connection), and one
+timer per pool watches them all rather than one timer per request: it fires at the oldest
+request's deadline, fails each request whose deadline has passed with ``TimeoutError`` and closes
+its connection, and sets itself for the next oldest. Waiting for a free connection and opening one
+count against the same deadline.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ class _Conn(asyncio.Protocol):
         self._framed = False
         """Whether the answer has a Content-Length or is chunked (else it ends with the connection)."""
         self._headers_done = False
+        self.deadline = 0.0
+        """The loop time by which the request in flight must have its answer."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -117,12 +125,19 @@ class _Conn(asyncio.Protocol):
         self._finish()
 
     # -- use ----------------------------------------------------------------------------------------
-    def send(self, data: bytes) -> asyncio.Future[Answer]:
-        """Write one request; the future gets its answer (or :class:`NoAnswer`)."""
+    def send(self, data: bytes, deadline: float) -> asyncio.Future[Answer]:
+        """Write one request; the future gets its answer (or :class:`NoAnswer`, or ``TimeoutError``
+        from :meth:`time_out`)."""
         assert self.transport is not None and self._waiter is None
         self._waiter = waiter = asyncio.get_running_loop().create_future()
+        self.deadline = deadline
         self.transport.write(data)
         return waiter
+
+    def time_out(self) -> None:
+        """The request in flight is past its deadline: fail it and drop the connection."""
+        self._fail(TimeoutError())
+        self.abort()
 
     @property
     def usable(self) -> bool:
@@ -176,25 +191,38 @@ class LeanPool:
         self._slots = asyncio.Semaphore(limit) if limit > 0 else None
         """Bounds the connections open at once; None: no bound (``limit <= 0``, as in aiohttp)."""
         self._idle: list[_Conn] = []
+        self._busy: dict[_Conn, None] = {}
+        """Connections with a request in flight (a dict as an ordered set)."""
+        self._sweeper: asyncio.TimerHandle | None = None
         self._closed = False
         self.opened = 0
         """Connections opened so far (for tests and benchmarks)."""
 
-    async def exchange(self, method: str, data: bytes) -> Answer:
-        """Send one request's bytes and return the answer; :class:`NoAnswer` or ``OSError`` when
-        there is none (see the module docstring for the one repeat of an idempotent request)."""
-        if self._slots is None:
-            return await self._exchange(method, data)
-        async with self._slots:
-            return await self._exchange(method, data)
-
-    async def _exchange(self, method: str, data: bytes) -> Answer:
+    async def exchange(self, method: str, data: bytes, timeout_s: float) -> Answer:
+        """Send one request's bytes and return the answer within ``timeout_s``; :class:`NoAnswer`
+        or ``OSError`` (``TimeoutError`` past the deadline) when there is none (see the module
+        docstring for the one repeat of an idempotent request)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        slots = self._slots
+        if slots is None:
+            return await self._exchange(method, data, deadline)
+        if slots.locked():  # every connection busy: the wait is part of the request's time
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
+        else:
+            await slots.acquire()
         try:
-            return await self._send(await self._take(), data)
+            return await self._exchange(method, data, deadline)
+        finally:
+            slots.release()
+
+    async def _exchange(self, method: str, data: bytes, deadline: float) -> Answer:
+        try:
+            return await self._send(await self._take(deadline), data, deadline)
         except NoAnswer as exc:
             if exc.headers_seen or method not in IDEMPOTENT:
                 raise
-        return await self._send(await self._take(), data)
+        return await self._send(await self._take(deadline), data, deadline)
 
     async def close(self) -> None:
         """Close every idle connection; connections in use close when their request ends.
@@ -203,6 +231,9 @@ class LeanPool:
         the closes to finish and then aborts what is left, leaving no transport to the garbage
         collector (as aiohttp's connector does)."""
         self._closed = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
@@ -214,19 +245,38 @@ class LeanPool:
             if not conn.lost:
                 conn.abort()
 
-    async def _send(self, conn: _Conn, data: bytes) -> Answer:
+    async def _send(self, conn: _Conn, data: bytes, deadline: float) -> Answer:
+        busy = self._busy
+        busy[conn] = None
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().call_at(deadline, self._sweep)
         try:
-            answer = await conn.send(data)
+            answer = await conn.send(data, deadline)
         except BaseException:
             conn.abort()
             raise
+        finally:
+            del busy[conn]
         if conn.usable and not self._closed:
             self._idle.append(conn)
         elif not conn.lost:
             conn.abort()  # Connection: close or the client closing: nothing more to say on it
         return answer
 
-    async def _take(self) -> _Conn:
+    def _sweep(self) -> None:
+        """Time out every request past its deadline; set the timer for the oldest one left."""
+        self._sweeper = None
+        if not self._busy:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for conn in [c for c in self._busy if c.deadline <= now]:
+            conn.time_out()  # it leaves _busy when its request's coroutine resumes
+        waiting = [c.deadline for c in self._busy if c.deadline > now]
+        if waiting:
+            self._sweeper = loop.call_at(min(waiting), self._sweep)
+
+    async def _take(self, deadline: float) -> _Conn:
         """The most recently used idle connection that is still open, else a new one."""
         if self._closed:
             raise NoAnswer("the client is closed")
@@ -236,7 +286,7 @@ class LeanPool:
             if conn.usable:
                 return conn
         loop = asyncio.get_running_loop()
-        async with asyncio.timeout(self._connect_timeout_s):
+        async with asyncio.timeout_at(min(deadline, loop.time() + self._connect_timeout_s)):
             _, conn = await loop.create_connection(
                 _Conn, self.host, self.port, ssl=self._ssl, server_hostname=self._server_hostname
             )

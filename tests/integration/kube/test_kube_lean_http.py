@@ -75,7 +75,8 @@ class Scripted:
             server=f"http://127.0.0.1:{self.port}", ssl=None, credentials=Credentials(_Token()), source="test"
         )
         settings.setdefault("retry", RETRY)
-        s = ClientSettings(request_timeout_s=2.0, qps=0.0, **settings)
+        settings.setdefault("request_timeout_s", 2.0)
+        s = ClientSettings(qps=0.0, **settings)
         return self.io.client(conn, settings=s, user_agent="ksched/test")
 
     def close(self) -> None:
@@ -204,6 +205,35 @@ def test_retry_after_is_read_as_aiohttp_reads_it(
     assert [(type(e), e.status, e.message, getattr(e, "retry_after_s", None)) for e in errors] == [
         (TooManyRequests if code == 429 else ApiError, code, "slow down", 3.0 if code == 429 else None)
     ] * 2
+
+
+def test_each_held_request_times_out_at_its_own_deadline(
+    io: IOThread, scripted: Callable[[Answer], Scripted]
+) -> None:
+    """One timer watches every request of the pool: a request sent later than a held one, and held
+    too, still times out a whole timeout after it was sent, and one answered in between is not hurt."""
+    server = scripted(lambda n: [OK] if n == 1 else [])
+    client = server.client(request_timeout_s=0.4, retry=RetrySettings(max_retries=0))
+
+    async def timed(delay: float) -> tuple[float, object]:
+        await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            result: object = await client.get("/api/v1/nodes")
+        except ApiConnectionError as exc:
+            result = exc.reason
+        return loop.time() - started, result
+
+    async def three() -> list[tuple[float, object]]:
+        async with asyncio.timeout(5.0):  # a request no timer watches would hang here
+            return list(await asyncio.gather(timed(0.0), timed(0.1), timed(0.2)))
+
+    (held, first), (quick, answer), (later, second) = io.run(three())
+    assert (first, answer, second) == ("Timeout", {"a": "ok"}, "Timeout")
+    assert quick < 0.3
+    assert 0.4 <= held < 0.6 and 0.4 <= later < 0.6
+    assert not client._get_pool()._busy
 
 
 def test_a_malformed_answer_is_no_answer(io: IOThread, scripted: Callable[[Answer], Scripted]) -> None:

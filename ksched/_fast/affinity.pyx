@@ -13,7 +13,7 @@ cimport numpy as cnp
 from libc.stdint cimport int32_t
 from libc.stdlib cimport calloc, free
 
-from ksched._fast._types cimport i64, u64
+from ksched._fast._types cimport NOGIL_ROWS, i64, u64
 
 cnp.import_array()
 
@@ -50,16 +50,17 @@ cdef int _domain_totals(
 
 def domain_totals(const i32[::1] col, const i64[::1] w):
     """Per-row domain totals (int64 array of ``len(col)``); ``w`` must cover at least ``len(col)`` rows."""
-    cdef Py_ssize_t n = col.shape[0], r, width
-    cdef i32 top = -1
+    cdef Py_ssize_t n = col.shape[0], width
     if w.shape[0] < n:
         raise ValueError(f"weights cover {w.shape[0]} rows, need {n}")
     out_arr = np.zeros(n, dtype=np.int64)
     cdef i64[::1] out = out_arr
-    with nogil:
-        for r in range(n):
-            if col[r] > top:
-                top = col[r]
+    cdef i32 top
+    if n < NOGIL_ROWS:
+        top = _top(col)
+    else:
+        with nogil:
+            top = _top(col)
     if top < 0:
         return out_arr
     width = <Py_ssize_t>top + 1
@@ -67,8 +68,21 @@ def domain_totals(const i32[::1] col, const i64[::1] w):
     if scratch == NULL:
         raise MemoryError()
     try:
-        with nogil:
+        if n < NOGIL_ROWS:
             _domain_totals(col, w, out, scratch, width)
+        else:
+            with nogil:
+                _domain_totals(col, w, out, scratch, width)
     finally:
         free(scratch)
     return out_arr
+
+
+cdef i32 _top(const i32[::1] col) noexcept nogil:
+    """The highest value in ``col`` (-1 when empty or all missing)."""
+    cdef Py_ssize_t r
+    cdef i32 top = -1
+    for r in range(col.shape[0]):
+        if col[r] > top:
+            top = col[r]
+    return top

@@ -1,7 +1,8 @@
 """Resource kernels over node-table rows, and the final node selection.
 
 Each ``cdef ... noexcept nogil`` function (contract and arithmetic rules in ``kernels.pxd``) has a
-``def`` wrapper that checks shapes once, allocates the outputs, releases the GIL and loops. The
+``def`` wrapper that checks shapes once, allocates the outputs and loops, releasing the GIL for the
+loop when it covers at least ``NOGIL_ROWS`` rows. The
 numpy references they must agree with exactly live in
 ``ksched.framework.plugins.noderesources.scoring`` (resource kernels) and
 ``ksched.framework.kernels.select_best_ref``; the property tests compare them on random clusters.
@@ -13,7 +14,7 @@ cimport numpy as cnp
 from libc.math cimport fabs, round, sqrt
 from libc.stdint cimport INT64_MIN
 
-from ksched._fast._types cimport f64, i64, u8, u64
+from ksched._fast._types cimport NOGIL_ROWS, f64, i64, u8, u64
 
 cnp.import_array()
 
@@ -25,6 +26,8 @@ SWEEPS = ("generic", "none", "avx2")
 SIMD_LEVELS = SWEEPS[1:]
 cdef int _simd_max = ks_simd_level()  # index into SIMD_LEVELS
 cdef int _simd_use = _simd_max  # index into SIMD_LEVELS; -1: "generic"
+
+GIL_KEPT_BELOW_ROWS = NOGIL_ROWS  # for Python: sweeps of fewer rows keep the GIL (see _types.pxd)
 
 
 # --------------------------------------------------------------------------- Go int64 arithmetic
@@ -231,7 +234,7 @@ cdef inline void _check_cols(const i64[::1] cols, Py_ssize_t width, bint allow_m
 def fit_filter(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1] allowed,
                const i64[::1] count, const i64[::1] cols, const i64[::1] pod):
     """Failure bits of NodeResourcesFit for rows ``[0, alloc.shape[0])`` (layout in kernels.pxd)."""
-    cdef Py_ssize_t n = alloc.shape[0], row, ra = alloc.shape[1], rr = req.shape[1], k = cols.shape[0]
+    cdef Py_ssize_t n = alloc.shape[0], ra = alloc.shape[1], rr = req.shape[1], k = cols.shape[0]
     _check_rows("requested", req.shape[0], n)
     _check_rows("allowed_pods", allowed.shape[0], n)
     _check_rows("pod_count", count.shape[0], n)
@@ -245,17 +248,30 @@ def fit_filter(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1] al
     cdef const i64* pr = p2(req)
     cdef const i64* pc = p1(cols)
     cdef const i64* pp = p1(pod)
-    with nogil:
-        for row in range(n):
-            bits[row] = fit_bits_row(pa + row * ra, pr + row * rr, allowed[row], count[row], pc, pp, k)
+    cdef const i64* pal = p1(allowed)
+    cdef const i64* pco = p1(count)
+    cdef u64* pb = &bits[0] if n else NULL
+    if n < NOGIL_ROWS:
+        _fit_bits_rows(n, pa, ra, pr, rr, pal, pco, pc, pp, k, pb)
+    else:
+        with nogil:
+            _fit_bits_rows(n, pa, ra, pr, rr, pal, pco, pc, pp, k, pb)
     return out
+
+
+cdef void _fit_bits_rows(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr,
+                         const i64* allowed, const i64* count, const i64* pc, const i64* pp, Py_ssize_t k,
+                         u64* bits) noexcept nogil:
+    cdef Py_ssize_t row
+    for row in range(n):
+        bits[row] = fit_bits_row(pa + row * ra, pr + row * rr, allowed[row], count[row], pc, pp, k)
 
 
 def resource_score(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[:, ::1] nz,
                    const i64[::1] cols, const i64[::1] src, const i64[::1] pod, const i64[::1] w,
                    int strategy, const i64[::1] shape_u, const i64[::1] shape_s):
     """NodeResourcesFit scores of every row; returns ``(scores, all scores within 0..100)``."""
-    cdef Py_ssize_t n = alloc.shape[0], row, ra = alloc.shape[1], rr = req.shape[1], k = cols.shape[0]
+    cdef Py_ssize_t n = alloc.shape[0], ra = alloc.shape[1], rr = req.shape[1], k = cols.shape[0]
     cdef Py_ssize_t m = shape_u.shape[0]
     cdef bint in_range = True
     _check_rows("requested", req.shape[0], n)
@@ -278,19 +294,34 @@ def resource_score(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[:, 
     cdef const i64* pw = p1(w)
     cdef const i64* pu = p1(shape_u)
     cdef const i64* pv = p1(shape_s)
-    with nogil:
-        for row in range(n):
-            s[row] = resource_score_row(pa + row * ra, pr + row * rr, pz + row * 2, pc, ps, pp, pw, k, strategy,
-                                        pu, pv, m)
-            if s[row] < 0 or s[row] > MAX_NODE_SCORE:
-                in_range = False
+    cdef i64* po = &s[0] if n else NULL
+    if n < NOGIL_ROWS:
+        in_range = _resource_score_rows(n, pa, ra, pr, rr, pz, pc, ps, pp, pw, k, strategy, pu, pv, m, po)
+    else:
+        with nogil:
+            in_range = _resource_score_rows(n, pa, ra, pr, rr, pz, pc, ps, pp, pw, k, strategy, pu, pv, m, po)
     return out, bool(in_range)
+
+
+cdef bint _resource_score_rows(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr,
+                               const i64* pz, const i64* pc, const i64* ps, const i64* pp, const i64* pw,
+                               Py_ssize_t k, int strategy, const i64* pu, const i64* pv, Py_ssize_t m,
+                               i64* out) noexcept nogil:
+    """The rows' scores into ``out``; whether every one is within 0..100."""
+    cdef Py_ssize_t row
+    cdef bint in_range = True
+    for row in range(n):
+        out[row] = resource_score_row(pa + row * ra, pr + row * rr, pz + row * 2, pc, ps, pp, pw, k, strategy,
+                                      pu, pv, m)
+        if out[row] < 0 or out[row] > MAX_NODE_SCORE:
+            in_range = False
+    return in_range
 
 
 def balanced_score(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1] cols,
                    const i64[::1] pod):
     """NodeResourcesBalancedAllocation scores of every row; ``(scores, all within 0..100)``."""
-    cdef Py_ssize_t n = alloc.shape[0], row, ra = alloc.shape[1], rr = req.shape[1], k = cols.shape[0]
+    cdef Py_ssize_t n = alloc.shape[0], ra = alloc.shape[1], rr = req.shape[1], k = cols.shape[0]
     cdef bint in_range = True
     _check_rows("requested", req.shape[0], n)
     _check_spec((cols,), pod.shape[0])
@@ -301,12 +332,25 @@ def balanced_score(const i64[:, ::1] alloc, const i64[:, ::1] req, const i64[::1
     cdef const i64* pr = p2(req)
     cdef const i64* pc = p1(cols)
     cdef const i64* pp = p1(pod)
-    with nogil:
-        for row in range(n):
-            s[row] = balanced_score_row(pa + row * ra, pr + row * rr, pc, pp, k)
-            if s[row] < 0 or s[row] > MAX_NODE_SCORE:
-                in_range = False
+    cdef i64* po = &s[0] if n else NULL
+    if n < NOGIL_ROWS:
+        in_range = _balanced_rows(n, pa, ra, pr, rr, pc, pp, k, po)
+    else:
+        with nogil:
+            in_range = _balanced_rows(n, pa, ra, pr, rr, pc, pp, k, po)
     return out, bool(in_range)
+
+
+cdef bint _balanced_rows(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr,
+                         const i64* pc, const i64* pp, Py_ssize_t k, i64* out) noexcept nogil:
+    """The rows' scores into ``out``; whether every one is within 0..100."""
+    cdef Py_ssize_t row
+    cdef bint in_range = True
+    for row in range(n):
+        out[row] = balanced_score_row(pa + row * ra, pr + row * rr, pc, pp, k)
+        if out[row] < 0 or out[row] > MAX_NODE_SCORE:
+            in_range = False
+    return in_range
 
 
 # --------------------------------------------------------------------------- the fused sweep
@@ -619,6 +663,22 @@ cdef inline const u8* _bools(object arr, Py_ssize_t n, str name) except? NULL:
     return <const u8*>cnp.PyArray_DATA(a)
 
 
+cdef void _fused_rows(Py_ssize_t n, const i64* pa, Py_ssize_t ra, const i64* pr, Py_ssize_t rr, const i64* pz,
+                      const i64* pal, const i64* pco, const u8* pv, const _Spec* s, i64 wf, i64 wb,
+                      u64* bits, i64* fs, i64* bs, u8* ps, Py_ssize_t* n_fail, bint* fit_ok, bint* bal_ok,
+                      ks_best* best) noexcept nogil:
+    """:func:`fused_pass`'s sweep, its outputs through the pointers."""
+    if _simd_use >= 0 and _default_shape(s, ra, rr):
+        _sweep_two_pass(n, pa, ra, pr, rr, pz, pal, pco, pv, s.fpod, s.spod, s.sw, s.bpod, wf, wb,
+                        bits, fs, bs, ps, n_fail, fit_ok, bal_ok, best)
+    else:
+        _sweep(n, pa, ra, pr, rr, pz, pal, pco, s.do_filter, s.fcols, s.fpod, s.kf,
+               s.do_fit, s.scols, s.ssrc, s.spod, s.sw, s.ks, s.strategy, s.su, s.sv, s.m,
+               s.do_bal, s.bcols, s.bpod, s.kb, bits, fs, bs, n_fail, fit_ok, bal_ok)
+        _pass_best(0, n, pv, bits, fs, wf if s.do_fit else 0, bs, wb if s.do_bal else 0, ps, best)
+    _best_finish(best, ps, n)
+
+
 def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf, i64 wb):
     """Fit bits, Fit score and BalancedAllocation score of rows ``[0, n)`` in one sweep, with the
     pass mask and where the weighted score sum peaks among the passing rows.
@@ -664,16 +724,13 @@ def fused_pass(alloc, req, nz, allowed, count, valid, Py_ssize_t n, spec, i64 wf
     cdef bint fit_ok = True, bal_ok = True
     cdef ks_best best
     ks_best_init(&best)
-    with nogil:
-        if _simd_use >= 0 and _default_shape(&s, ra, rr):
-            _sweep_two_pass(n, pa, ra, pr, rr, pz, pal, pco, pv, s.fpod, s.spod, s.sw, s.bpod, wf, wb,
-                            bits, fs, bs, ps, &n_fail, &fit_ok, &bal_ok, &best)
-        else:
-            _sweep(n, pa, ra, pr, rr, pz, pal, pco, s.do_filter, s.fcols, s.fpod, s.kf,
-                   s.do_fit, s.scols, s.ssrc, s.spod, s.sw, s.ks, s.strategy, s.su, s.sv, s.m,
-                   s.do_bal, s.bcols, s.bpod, s.kb, bits, fs, bs, &n_fail, &fit_ok, &bal_ok)
-            _pass_best(0, n, pv, bits, fs, wf if s.do_fit else 0, bs, wb if s.do_bal else 0, ps, &best)
-        _best_finish(&best, ps, n)
+    if n < NOGIL_ROWS:
+        _fused_rows(n, pa, ra, pr, rr, pz, pal, pco, pv, &s, wf, wb, bits, fs, bs, ps, &n_fail, &fit_ok,
+                    &bal_ok, &best)
+    else:
+        with nogil:
+            _fused_rows(n, pa, ra, pr, rr, pz, pal, pco, pv, &s, wf, wb, bits, fs, bs, ps, &n_fail, &fit_ok,
+                        &bal_ok, &best)
     return (bits_out, fit_out, bool(fit_ok), bal_out, bool(bal_ok), n_fail,
             pass_out, best.n_pass, best.top, best.ties, best.first, best.last)
 
@@ -690,7 +747,7 @@ def nth_best_row(fit, i64 wf, bal, i64 wb, passed, i64 best, Py_ssize_t k, Py_ss
     cdef cnp.ndarray pa = <cnp.ndarray>passed
     if pa.ndim != 1 or not cnp.PyArray_IS_C_CONTIGUOUS(pa):
         raise ValueError("passed must be a C-contiguous 1-d array")
-    cdef Py_ssize_t n = pa.shape[0], i
+    cdef Py_ssize_t n = pa.shape[0]
     cdef const i64* pf = NULL
     cdef const i64* pb = NULL
     if fit is not None:
@@ -698,21 +755,29 @@ def nth_best_row(fit, i64 wf, bal, i64 wb, passed, i64 best, Py_ssize_t k, Py_ss
     if bal is not None:
         pb = _table(bal, 1, n, 0, "bal")
     cdef const u8* pp = <const u8*>cnp.PyArray_DATA(pa)
-    cdef i64 v
-    cdef Py_ssize_t found = -1
+    cdef Py_ssize_t found
     if start < 0:
         start = 0
+    if n - start < NOGIL_ROWS:
+        return _nth_best(pf, wf, pb, wb, pp, best, k, start, n)
     with nogil:
-        for i in range(start, n):
-            if not pp[i]:
-                continue
-            v = wadd(wmul(pf[i], wf) if pf != NULL else 0, wmul(pb[i], wb) if pb != NULL else 0)
-            if v == best:
-                if k == 0:
-                    found = i
-                    break
-                k -= 1
+        found = _nth_best(pf, wf, pb, wb, pp, best, k, start, n)
     return found
+
+
+cdef Py_ssize_t _nth_best(const i64* pf, i64 wf, const i64* pb, i64 wb, const u8* pp, i64 best, Py_ssize_t k,
+                          Py_ssize_t start, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef i64 v
+    for i in range(start, n):
+        if not pp[i]:
+            continue
+        v = wadd(wmul(pf[i], wf) if pf != NULL else 0, wmul(pb[i], wb) if pb != NULL else 0)
+        if v == best:
+            if k == 0:
+                return i
+            k -= 1
+    return -1
 
 
 # --------------------------------------------------------------------------- the runtime's passes
@@ -734,11 +799,19 @@ def drop_failed(feasible, failed, Py_ssize_t n):
         raise ValueError(f"feasible ({fe.shape[0]}) or failed ({fa.shape[0]}) has fewer than {n} rows")
     cdef u8* pf = <u8*>cnp.PyArray_DATA(fe)
     cdef const u64* pb = <const u64*>cnp.PyArray_DATA(fa)
-    cdef Py_ssize_t i, left = 0
+    cdef Py_ssize_t left
+    if n < NOGIL_ROWS:
+        return _drop_failed_rows(pf, pb, n)
     with nogil:
-        for i in range(n):
-            pf[i] = pf[i] & (pb[i] == 0)
-            left += pf[i]
+        left = _drop_failed_rows(pf, pb, n)
+    return left
+
+
+cdef Py_ssize_t _drop_failed_rows(u8* pf, const u64* pb, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, left = 0
+    for i in range(n):
+        pf[i] = pf[i] & (pb[i] == 0)
+        left += pf[i]
     return left
 
 
@@ -803,6 +876,8 @@ def select_best(const i64[::1] total, const u8[::1] feasible, double u):
         return -1
     cdef const i64* pt = &total[0]
     cdef const u8* pf = &feasible[0]
+    if n < NOGIL_ROWS:
+        return select_best_rows(pt, pf, n, u)
     with nogil:
         r = select_best_rows(pt, pf, n, u)
     return r

@@ -354,6 +354,21 @@ def test_domain_totals_kernel_equals_numpy(col: list[int], data: Any) -> None:
     assert got.dtype == np.int64 and np.array_equal(got, want)
 
 
+def test_domain_totals_long_enough_to_release_the_gil_equals_numpy() -> None:
+    """From GIL_KEPT_BELOW_ROWS rows on the kernel releases the GIL: same totals there too."""
+    kernels.use_compiled(True)
+    if kernels.extra_module("affinity") is None:
+        pytest.skip("compiled affinity kernels are not built")
+    from ksched._fast import kernels as fast
+
+    rng = np.random.default_rng(3)
+    n = fast.GIL_KEPT_BELOW_ROWS + 3
+    c = rng.integers(-1, 50, size=n).astype(np.int32)
+    weights = rng.integers(-(10**6), 10**6, size=n).astype(np.int64)
+    want = kernels.affinity_domain_totals_ref(c, weights)
+    assert np.array_equal(kernels.affinity_domain_totals(c, weights), want)
+
+
 # ---------------------------------------------------------------------------------------- incremental
 OPS = st.lists(
     st.tuples(

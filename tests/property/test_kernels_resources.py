@@ -43,18 +43,24 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
     n = draw(st.integers(0, 40))
     width = draw(st.integers(3, 8))
     huge = draw(st.booleans())
+    k = draw(st.integers(0, width + 1))
+    m = draw(st.integers(1, 5))
+    return _table(seed, n, width, huge, k, m, draw(st.sampled_from([0, 1, 2])))
+
+
+def _table(seed: int, n: int, width: int, huge: bool, k: int, m: int, strategy: int) -> dict[str, Any]:
+    """A random node table of ``n`` rows and ``width`` resources, with a pod spec of ``k`` resources
+    and a scoring shape of ``m`` points."""
     rng = np.random.default_rng(seed)
     alloc = _magnitude(rng, (n, width), huge)
     req = np.minimum(_magnitude(rng, (n, width), huge), np.where(rng.random((n, width)) < 0.8, alloc, 2**62))
     nz = np.maximum(req[:, :2], rng.integers(0, 3, size=(n, 2)) * 100)
     allowed = rng.integers(0, 12, size=n).astype(I64)
     count = rng.integers(0, 12, size=n).astype(I64)
-    k = draw(st.integers(0, width + 1))
     cols = rng.integers(-1, width, size=k).astype(I64)
     pod = np.maximum(_magnitude(rng, k, huge), 1)
     src = rng.integers(0, 3, size=k).astype(I64)
     w = rng.integers(1, 101, size=k).astype(I64)
-    m = draw(st.integers(1, 5))
     shape_u = np.sort(rng.choice(101, size=m, replace=False)).astype(I64)
     shape_s = (rng.integers(0, 11, size=m) * 10).astype(I64)
     score_cols = np.where(cols < 0, 0, cols)
@@ -72,13 +78,17 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
         "sw": w,
         "shape_u": shape_u,
         "shape_s": shape_s,
-        "strategy": draw(st.sampled_from([0, 1, 2])),
+        "strategy": strategy,
     }
 
 
 @SETTINGS
 @given(tables())
 def test_fit_filter(t: dict[str, Any]) -> None:
+    _check_fit_filter(t)
+
+
+def _check_fit_filter(t: dict[str, Any]) -> None:
     assert FAST is not None
     want = scoring.fit_filter_ref(t["alloc"], t["req"], t["allowed"], t["count"], t["fcols"], t["fpod"])
     got = FAST.fit_filter(t["alloc"], t["req"], t["allowed"], t["count"], t["fcols"], t["fpod"])
@@ -88,6 +98,10 @@ def test_fit_filter(t: dict[str, Any]) -> None:
 @SETTINGS
 @given(tables())
 def test_resource_score(t: dict[str, Any]) -> None:
+    _check_resource_score(t)
+
+
+def _check_resource_score(t: dict[str, Any]) -> None:
     assert FAST is not None
     args = (
         t["alloc"],
@@ -110,6 +124,10 @@ def test_resource_score(t: dict[str, Any]) -> None:
 @SETTINGS
 @given(tables())
 def test_balanced_score(t: dict[str, Any]) -> None:
+    _check_balanced_score(t)
+
+
+def _check_balanced_score(t: dict[str, Any]) -> None:
     assert FAST is not None
     want, want_ok = scoring.balanced_score_ref(t["alloc"], t["req"], t["scols"], t["spod"])
     got, got_ok = FAST.balanced_score(t["alloc"], t["req"], t["scols"], t["spod"])
@@ -205,6 +223,33 @@ def test_fused_pass(
     _fused_pass(t, spec, spare, seed)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sweeps_long_enough_to_release_the_gil_agree_too(seed: int) -> None:
+    """The kernels release the GIL only from GIL_KEPT_BELOW_ROWS rows on: that path, on tables of
+    that many rows (the random tables above are small), gives the references' answers as well."""
+    assert FAST is not None
+    n = FAST.GIL_KEPT_BELOW_ROWS + 3
+    t = _table(seed, n, 4, seed == 2, 3, 3, seed % 3)
+    _check_fit_filter(t)
+    _check_resource_score(t)
+    _check_balanced_score(t)
+    spec = scoring.pack_spec(
+        True, t["fcols"], t["fpod"], True, t["scols"], t["ssrc"], t["spod"], t["sw"], t["strategy"],
+        t["shape_u"], t["shape_s"], True, t["scols"], t["spod"],
+    )  # fmt: skip
+    _fused_pass(t, spec, 2, seed)
+    cols = np.array([0, 1], dtype=I64)
+    src = np.array([kernels.SRC_NONZERO_CPU, kernels.SRC_NONZERO_MEMORY], dtype=I64)
+    pod, w = np.array([100, 2**20], dtype=I64), np.array([1, 1], dtype=I64)
+    default = scoring.pack_spec(
+        True, cols, pod, True, cols, src, pod, w, scoring.LEAST_ALLOCATED, t["shape_u"], t["shape_s"],
+        True, cols, pod,
+    )  # fmt: skip
+    _fused_pass(t, default, 0, seed)
+    _check_drop_failed(seed, n, 1)
+    _check_select_best(seed, n, 0.37)
+
+
 @SETTINGS
 @given(tables(), st.integers(0, 3), st.integers(0, 2**32 - 1), st.booleans())
 def test_fused_pass_default_shape(t: dict[str, Any], spare: int, seed: int, nonzero_src: bool) -> None:
@@ -281,6 +326,10 @@ def test_fused_pass_wrapper_names_both_paths() -> None:
 @SETTINGS
 @given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.integers(0, 3))
 def test_drop_failed(seed: int, n: int, spare: int) -> None:
+    _check_drop_failed(seed, n, spare)
+
+
+def _check_drop_failed(seed: int, n: int, spare: int) -> None:
     assert FAST is not None
     rng = np.random.default_rng(seed)
     feasible = rng.random(n + spare) < rng.random()
@@ -296,6 +345,10 @@ def test_drop_failed(seed: int, n: int, spare: int) -> None:
 @SETTINGS
 @given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.floats(0.0, 1.0, exclude_max=True))
 def test_select_best(seed: int, n: int, u: float) -> None:
+    _check_select_best(seed, n, u)
+
+
+def _check_select_best(seed: int, n: int, u: float) -> None:
     assert FAST is not None
     rng = np.random.default_rng(seed)
     total = rng.integers(-3, 4, size=n).astype(I64) * rng.integers(1, 2**40)

@@ -228,6 +228,10 @@ def _fast() -> Any:
 @settings(max_examples=300, deadline=None)
 @given(columns())
 def test_domain_sums_kernel_equals_reference(data: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> None:
+    _check_domain_sums(data)
+
+
+def _check_domain_sums(data: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> None:
     col, rows, counts, n_values = data
     sums, domains, low = _fast().domain_sums(col, rows.view(np.uint8), counts, n_values)
     want_sums, want_domains, want_low = kernels.spread_domain_sums_ref(col, rows, counts, n_values)
@@ -240,11 +244,21 @@ def test_domain_sums_kernel_equals_reference(data: tuple[np.ndarray, np.ndarray,
 def test_filter_pass_kernel_equals_reference(
     data: tuple[np.ndarray, np.ndarray, np.ndarray, int], offset: int, max_skew: int, more: st.DataObject
 ) -> None:
-    col, rows, counts, n_values = data
-    sums, _, _ = kernels.spread_domain_sums_ref(col, rows, counts, n_values)
-    n = col.shape[0]
+    n = data[0].shape[0]
     undecided = np.array(more.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.uint8)
     bits = np.array(more.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.uint64)
+    _check_filter_pass(data, offset, max_skew, undecided, bits)
+
+
+def _check_filter_pass(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, int],
+    offset: int,
+    max_skew: int,
+    undecided: np.ndarray,
+    bits: np.ndarray,
+) -> None:
+    col, rows, counts, n_values = data
+    sums, _, _ = kernels.spread_domain_sums_ref(col, rows, counts, n_values)
     u1, b1 = undecided.copy(), bits.copy()
     _fast().filter_pass(col, sums, offset, max_skew, u1, b1)
     u2, b2 = undecided.copy(), bits.copy()
@@ -255,6 +269,12 @@ def test_filter_pass_kernel_equals_reference(
 @settings(max_examples=300, deadline=None)
 @given(columns(), st.booleans(), st.floats(1.0, 9.0), st.integers(0, 6))
 def test_score_round_normalize_kernels_equal_reference(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, int], by_row: bool, weight: float, addend: int
+) -> None:
+    _check_score_round_normalize(data, by_row, weight, addend)
+
+
+def _check_score_round_normalize(
     data: tuple[np.ndarray, np.ndarray, np.ndarray, int], by_row: bool, weight: float, addend: int
 ) -> None:
     col, rows, counts, n_values = data
@@ -269,6 +289,28 @@ def test_score_round_normalize_kernels_equal_reference(
     ignored = ~rows & (col < 0)
     got = _fast().normalize(r1, rows.view(np.uint8), ignored.view(np.uint8))
     assert np.array_equal(got, kernels.spread_normalize_ref(r1, rows, ignored))
+
+
+def test_kernels_long_enough_to_release_the_gil_equal_reference() -> None:
+    """The kernels release the GIL only from GIL_KEPT_BELOW_ROWS rows on (the columns above are
+    short): on a column that long they still give the references' answers."""
+    rng = np.random.default_rng(7)
+    n, n_values = _fast_kernels().GIL_KEPT_BELOW_ROWS + 3, 40
+    col = rng.integers(-1, n_values, size=n).astype(np.int32)
+    rows = rng.random(n) < 0.7
+    counts = rng.integers(0, 1000, size=n).astype(np.int64)
+    data = (col, rows, counts, n_values)
+    _check_domain_sums(data)
+    undecided = (rng.random(n) < 0.6).astype(np.uint8)
+    _check_filter_pass(data, 2, 3, undecided, rng.integers(0, 4, size=n).astype(np.uint64))
+    for by_row in (False, True):
+        _check_score_round_normalize(data, by_row, 2.5, 3)
+
+
+def _fast_kernels() -> Any:
+    from ksched._fast import kernels as fast
+
+    return fast
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,13 +7,21 @@ kube-scheduler's informers drop them as well. msgspec, decoding into the typed s
 skips every key a shape does not name without building anything for it, and builds the rest as
 the plain dicts, lists, strings and numbers ``orjson.loads`` gives.
 
-What differs from ``orjson.loads`` on a document that fits the shapes: ``metadata`` keeps only
-ObjectMeta's fields but managedFields; an object keeps only the top-level fields of a Pod, a Node
-and a ``Status`` (a watch's ERROR object); and an integer literal past 64 bits reads as an
-``int``, not a float (the model's readers call both out of range). Anything the shapes do not fit
-(``metadata`` that is not an object, ``items`` that is not an array, malformed JSON, nesting past
-msgspec's recursion limit) is parsed again by ``orjson.loads``, so malformed input fails with the
-error it always did and a misshapen object still reaches its decoder, which names the bad field.
+What differs from ``orjson.loads`` on a document that fits the shapes:
+
+- ``metadata`` keeps only ObjectMeta's fields but managedFields; an object keeps only the
+  top-level fields of a Pod, a Node and a ``Status`` (a watch's ERROR object); an event keeps
+  ``type`` and ``object``, a list page its four fields;
+- inside a skipped value msgspec checks the JSON syntax but neither the range of a number nor
+  the UTF-8 of a string (kube-apiserver sends neither wrong, and a value nobody reads cannot
+  mislead);
+- an integer literal past 64 bits reads as an ``int``, not a float (the model's readers call
+  both out of range).
+
+A document the shapes do not fit (``metadata`` that is not an object, ``items`` that is not an
+array, malformed JSON, nesting past msgspec's recursion limit) is parsed again by
+``orjson.loads``, so malformed input fails with the error it always did and a misshapen object
+still reaches its decoder, which names the bad field.
 
 Only pods and nodes go through here: the other kinds the scheduler watches have top-level fields
 of their own (a StorageClass's ``provisioner``, a PriorityClass's ``value``) and few objects.

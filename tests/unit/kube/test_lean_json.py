@@ -1,5 +1,5 @@
-"""``lean_json``: orjson's answer without managedFields, or orjson's answer itself when the shape
-does not fit, for any JSON document."""
+"""``lean_json``: for a document of the pod and node shapes, orjson's answer without
+managedFields; for one the shapes do not fit, orjson's answer (or its error) itself."""
 
 from __future__ import annotations
 

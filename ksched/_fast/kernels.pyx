@@ -2,10 +2,10 @@
 
 Each ``cdef ... noexcept nogil`` function (contract and arithmetic rules in ``kernels.pxd``) has a
 ``def`` wrapper that checks shapes once, allocates the outputs and loops, releasing the GIL for the
-loop when it covers at least ``NOGIL_ROWS`` rows. The
-numpy references they must agree with exactly live in
-``ksched.framework.plugins.noderesources.scoring`` (resource kernels) and
-``ksched.framework.kernels.select_best_ref``; the property tests compare them on random clusters.
+loop only when it covers at least ``NOGIL_ROWS`` rows (``_types.pxd`` says why). The numpy
+references they must agree with exactly live in ``ksched.framework.plugins.noderesources.scoring``
+(resource kernels) and ``ksched.framework.kernels.select_best_ref``; the property tests compare
+them on random clusters.
 """
 
 import numpy as np

@@ -2,8 +2,8 @@
 
 The loop, as client-go's reflector runs it::
 
-    list (paginated) ──▶ Upserted per object, then Synced          (first time)
-         │               Relisted(all objects)                     (after 410 Gone)
+    list (paginated) ──▶ Upserted per object, page by page, then Synced   (first time)
+         │               Relisted(all objects)                            (after 410 Gone)
          ▼
     watch from the list's resourceVersion, bookmarks on ──▶ Upserted / Deleted / Invalid
          │  stream ended (server timeout, dropped connection): watch again from the last
@@ -30,7 +30,13 @@ must not block (the scheduler's sink puts the event on a thread-safe queue). :me
 
 Guarantees and non-guarantees: events for one resource arrive in the server's order; an object missed
 while the informer could not watch is reconciled by the next :class:`~ksched.kube.events.Relisted`,
-not replayed; a list cut by an error is retried whole, and nothing of it is emitted until it completes.
+not replayed; a list cut by an error is retried whole.
+
+The first list emits each page's objects as the page is decoded, so the consumer applies them while
+the server prepares the next page (a start-up over a large cluster is CPU-bound, and this fills the
+waits). Nothing depends on the order within the list: the consumer acts only after Synced. A first
+list cut after some pages were emitted is retried whole and delivered as one Relisted (then Synced),
+so an object deleted between the two attempts does not linger; any later list is one Relisted.
 """
 
 from __future__ import annotations
@@ -131,6 +137,8 @@ class Informer:
         """The last resourceVersion seen (list, event or bookmark); the next watch starts there."""
         self.synced = threading.Event()
         """Set once the first list has been delivered."""
+        self._emitted_unsynced = False
+        """Some pages of a first list that did not complete were emitted (see the module docstring)."""
         self.stats: dict[str, int] = {
             "lists": 0,
             "relists": 0,
@@ -224,8 +232,10 @@ class Informer:
                 await asyncio.sleep(delay)
 
     async def _list(self) -> None:
-        """List every page, decode, then emit (Upserted* + Synced first time, Relisted after)."""
+        """List every page and decode it: Upserted per object page by page and Synced the first time
+        (see the module docstring), one Relisted after that."""
         initial = not self.synced.is_set()
+        streaming = initial and not self._emitted_unsynced
         objs: list[Any] = []
         invalid: list[Invalid] = []
         rv = ""
@@ -243,12 +253,16 @@ class Informer:
             else:
                 _note_newer(page, rv, newer)
             pages += 1
+            first = len(objs)
             for raw in page:
                 rec = self._decode(raw, "LIST")
                 if type(rec) is Invalid:
                     invalid.append(rec)
                 else:
                     objs.append(rec)
+            if streaming and len(objs) > first:
+                self._emitted_unsynced = True
+                self._emit_added(objs, first)
         self.resource_version = rv
         self._listed_newer = newer
         log.debug(
@@ -259,18 +273,23 @@ class Informer:
             time.monotonic() - started,
         )
         self.stats["invalid"] += len(invalid)
-        if initial:
-            self.stats["lists"] += 1
-            emit = self.sink
-            for o in objs:
-                emit(Upserted(self.resource, o, "ADDED"))
-            for bad in invalid:
-                emit(bad)
-            self.synced.set()
-            emit(Synced(self.resource))
-        else:
+        if not initial:
             self.stats["relists"] += 1
             self.sink(Relisted(self.resource, tuple(objs), tuple(invalid), rv))
+            return
+        self.stats["lists"] += 1
+        if streaming:
+            for bad in invalid:
+                self.sink(bad)
+        else:  # a first list retried after some of its pages went out: replace what they brought
+            self.sink(Relisted(self.resource, tuple(objs), tuple(invalid), rv))
+        self.synced.set()
+        self.sink(Synced(self.resource))
+
+    def _emit_added(self, objs: list[Any], start: int) -> None:
+        emit, resource = self.sink, self.resource
+        for i in range(start, len(objs)):
+            emit(Upserted(resource, objs[i], "ADDED"))
 
     async def _watch(self) -> int:
         """One watch stream, from :attr:`resource_version`; returns how many frames it carried."""

@@ -26,7 +26,7 @@ from ksched.model.namespace import namespace_from_dict
 from ksched.model.node import node_from_dict
 from ksched.model.pdb import pdb_from_dict
 from ksched.model.pod import pod_from_dict
-from ksched.sim import ErrorRule, FaultConfig, SimCluster, SimConfig
+from ksched.sim import ErrorRule, FaultConfig, LatencyRule, SimCluster, SimConfig
 from tests.integration.support import wait_until
 from tests.sim_admission import switch_admission_off
 
@@ -136,6 +136,48 @@ def test_bookmarks_advance_the_version_and_server_timeouts_resume(
     events = recorder.wait_for(lambda ev: len(_names(ev, Upserted)) >= 6)
     assert _names(events, Upserted) == [f"t-{i}" for i in range(6)]
     assert inf.stats["watches"] >= 2 and inf.stats["errors"] == 0
+
+
+def test_first_list_emits_each_page_before_the_next_is_served(
+    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
+) -> None:
+    sim.add_pods(10)
+    slow = LatencyRule(verb="list", resource="pods", ms=400)
+    sim.faults.configure(FaultConfig(latency=(slow,)))
+    inf = _informer(client, recorder)  # page_size 4: three pages, 0.4 s each
+    inf.start(io)
+    first_page = recorder.wait_for(lambda ev: len(ev) >= 4)
+    assert not inf.synced.is_set()  # pages 2 and 3 are still being served
+    assert [type(e) for e in first_page[:4]] == [Upserted] * 4
+    events = recorder.wait_for(lambda ev: any(isinstance(e, Synced) for e in ev))
+    assert sorted(_names(events, Upserted, "ADDED")) == sorted(f"pod-{i}" for i in range(10))
+    assert events[-1] == Synced("pods") and not any(isinstance(e, Relisted) for e in events)
+    sim.faults.configure(FaultConfig())
+
+
+def test_first_list_cut_after_a_page_is_delivered_whole_as_a_relist(
+    sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
+) -> None:
+    sim.add_pods(10)
+    slow = LatencyRule(verb="list", resource="pods", ms=400)
+    sim.faults.configure(FaultConfig(latency=(slow,)))
+    inf = _informer(client, recorder)
+    inf.start(io)
+    emitted = {e.obj.name for e in recorder.wait_for(lambda ev: len(ev) >= 4)}
+    gone = ErrorRule(verb="list", resource="pods", code=410, rate=1.0)
+    sim.faults.configure(FaultConfig(errors=(gone,)))  # a later page's request is refused
+    victim = sorted(emitted)[0]
+    sim.store.delete("pods", victim, "default", grace_period_s=0)
+    wait_until(lambda: sim.faults.counts["error-410"] >= 1, timeout_s=5, what="a page to be refused")
+    sim.faults.configure(FaultConfig())
+    events = recorder.wait_for(lambda ev: any(isinstance(e, Synced) for e in ev))
+    relisted, synced = events[-2:]
+    assert synced == Synced("pods") and isinstance(relisted, Relisted)
+    assert sorted(p.name for p in relisted.objs) == sorted(
+        f"pod-{i}" for i in range(10) if f"pod-{i}" != victim
+    )
+    assert all(type(e) is Upserted for e in events[:-2])  # the pages emitted before the cut
+    assert inf.stats["lists"] == 1 and inf.stats["relists"] == 0
 
 
 @pytest.mark.parametrize("sim_config", [SimConfig(history_window=5, kubelet=False, bookmark_interval_s=0.2)])

@@ -16,8 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:  # the server imports aiohttp.web; a process that serves nothing never needs it
+    from aiohttp import web
 
 LEADER_ELECTION_TIMEOUT_S = 20.0
 """kube-scheduler's NewLeaderHealthzAdaptor(time.Second * 20)."""
@@ -64,6 +66,8 @@ def checks(health: Health) -> dict[str, list[Check]]:
 
 
 def _plain(text: str, status: int = 200) -> web.Response:
+    from aiohttp import web
+
     return web.Response(
         text=text, status=status, headers={"X-Content-Type-Options": "nosniff"}, charset="utf-8"
     )

@@ -81,3 +81,8 @@ class ServingOptions:
     insecure_port: int | None = None
     """ksched's own --insecure-port: plain HTTP, no authentication, off unless given."""
     insecure_bind_address: str = "127.0.0.1"
+
+    @property
+    def serves_nothing(self) -> bool:
+        """``--secure-port=0`` and no ``--insecure-port``: no endpoint, so no TLS or auth stack."""
+        return not self.secure.secure_port and self.insecure_port is None

@@ -138,14 +138,19 @@ def test_bookmarks_advance_the_version_and_server_timeouts_resume(
     assert inf.stats["watches"] >= 2 and inf.stats["errors"] == 0
 
 
+def _start_slow_list(sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any) -> Informer:
+    """Ten pods listed four a page, each page served 0.4 s after it is asked for."""
+    sim.add_pods(10)
+    sim.faults.configure(FaultConfig(latency=(LatencyRule(verb="list", resource="pods", ms=400),)))
+    inf = _informer(client, recorder)
+    inf.start(io)
+    return inf
+
+
 def test_first_list_emits_each_page_before_the_next_is_served(
     sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
 ) -> None:
-    sim.add_pods(10)
-    slow = LatencyRule(verb="list", resource="pods", ms=400)
-    sim.faults.configure(FaultConfig(latency=(slow,)))
-    inf = _informer(client, recorder)  # page_size 4: three pages, 0.4 s each
-    inf.start(io)
+    inf = _start_slow_list(sim, io, client, recorder)
     first_page = recorder.wait_for(lambda ev: len(ev) >= 4)
     assert not inf.synced.is_set()  # pages 2 and 3 are still being served
     assert [type(e) for e in first_page[:4]] == [Upserted] * 4
@@ -158,11 +163,7 @@ def test_first_list_emits_each_page_before_the_next_is_served(
 def test_first_list_cut_after_a_page_is_delivered_whole_as_a_relist(
     sim: SimCluster, io: IOThread, client: ApiClient, recorder: Any
 ) -> None:
-    sim.add_pods(10)
-    slow = LatencyRule(verb="list", resource="pods", ms=400)
-    sim.faults.configure(FaultConfig(latency=(slow,)))
-    inf = _informer(client, recorder)
-    inf.start(io)
+    inf = _start_slow_list(sim, io, client, recorder)
     emitted = {e.obj.name for e in recorder.wait_for(lambda ev: len(ev) >= 4)}
     gone = ErrorRule(verb="list", resource="pods", code=410, rate=1.0)
     sim.faults.configure(FaultConfig(errors=(gone,)))  # a later page's request is refused

@@ -7,6 +7,7 @@ deprecated flags apply only without ``--config``, leader-election flags always, 
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 from pathlib import Path
@@ -242,6 +243,13 @@ def test_version_keeps_upstreams_shape() -> None:
 def test_main_prints_one_line_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--port=10259"]) == 2
     assert capsys.readouterr().err == "ksched run: error: unknown flag: --port\n"
+
+
+def test_a_run_that_ends_before_scheduling_leaves_the_collector_on() -> None:
+    # the collector is paused only while the scheduler's modules load (ksched.cli._collector_paused)
+    assert gc.isenabled()
+    assert main(["run", "--port=10259"]) == 2
+    assert gc.isenabled()
 
 
 def test_write_config_to_writes_the_effective_config(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
 from ksched.model import _shared as shared
-from ksched.model.quantity import canonical_value
+from ksched.model.quantity import canonical_value, keep_value, known_value
 from ksched.model.selectors import Taint, parse_taint
 
 
@@ -60,9 +60,7 @@ def node_from_dict(raw: Any) -> Node:
     if not alloc_raw:
         source = "status.capacity"
         alloc_raw = f.mapping(status.get("capacity"), obj, source)
-    allocatable = {
-        rname: canonical_value(rname, q, obj=obj, field=f"{source}.{rname}") for rname, q in alloc_raw.items()
-    }
+    allocatable = {rname: _allocatable(rname, q, obj, source) for rname, q in alloc_raw.items()}
     images = []
     for i, img in enumerate(f.sequence(status.get("images"), obj, "status.images")):
         im = f.mapping(img, obj, f"status.images[{i}]")
@@ -94,7 +92,32 @@ def _fingerprint(annotations: Mapping[str, str]) -> int:
     return hash(tuple(sorted(annotations.items()))) if annotations else 0
 
 
+def _allocatable(rname: str, q: Any, obj: str, source: str) -> int:
+    """:func:`canonical_value` of ``<source>.<rname>``, remembered for text values (a pool's nodes
+    repeat the same few); the field path is built only when a value is parsed."""
+    found = known_value(rname, q)
+    if found is not None:
+        return found
+    return keep_value(rname, q, canonical_value(rname, q, obj=obj, field=f"{source}.{rname}"))
+
+
 def _conditions(status: Mapping[str, Any], obj: str) -> tuple[tuple[str, str], ...]:
+    """(type, status) of each condition. The common shape (a list of objects whose type and status
+    are strings) is read without building a field path; anything else takes :func:`_checked_conditions`,
+    which names what is wrong."""
+    raw = status.get("conditions")
+    if type(raw) is not list:
+        return _checked_conditions(status, obj)
+    out = []
+    for c in raw:
+        kind, state = (c.get("type"), c.get("status")) if type(c) is dict else (None, None)
+        if type(kind) is not str or type(state) is not str:
+            return _checked_conditions(status, obj)
+        out.append((kind, state))
+    return tuple(out)
+
+
+def _checked_conditions(status: Mapping[str, Any], obj: str) -> tuple[tuple[str, str], ...]:
     out = []
     for i, raw in enumerate(f.sequence(status.get("conditions"), obj, "status.conditions")):
         cond = f.mapping(raw, obj, f"status.conditions[{i}]")

@@ -20,7 +20,7 @@ from ksched.bounded import preview
 from ksched.errors import ObjectError, describe_object
 from ksched.model import _fields as f
 from ksched.model import _shared as shared
-from ksched.model.quantity import canonical_value
+from ksched.model.quantity import canonical_value, keep_value, known_value
 from ksched.model.selectors import NodeAffinity, Toleration, parse_node_affinity, parse_toleration
 from ksched.model.volumes import PodVolume, parse_pod_volumes
 from ksched.model.workloads import controller_ref
@@ -109,25 +109,13 @@ class Pod:
         return describe_object("Pod", self.namespace, self.name)
 
 
-_QUANTITY_MEMO_SIZE = 4096
-_quantities: dict[tuple[str, str], int] = {}
-"""(resource, quantity text) -> canonical value: every pod of a workload repeats the same few
-requests, and the watch decodes each pod three times (pending, bound, running)."""
-
-
 def _quantity(name: str, q: Any, obj: str, path: str, kind: str) -> int:
-    """:func:`canonical_value` of ``<path>.resources.<kind>.<name>``, memoized for text values
-    (only valid ones are stored; the field path is built only when a value is parsed)."""
-    if type(q) is str:
-        found = _quantities.get((name, q))
-        if found is not None:
-            return found
-    value = canonical_value(name, q, obj=obj, field=f"{path}.resources.{kind}.{name}")
-    if type(q) is str:
-        if len(_quantities) >= _QUANTITY_MEMO_SIZE:
-            _quantities.clear()
-        _quantities[(name, q)] = value
-    return value
+    """:func:`canonical_value` of ``<path>.resources.<kind>.<name>``, remembered for text values
+    (the field path is built only when a value is parsed)."""
+    found = known_value(name, q)
+    if found is not None:
+        return found
+    return keep_value(name, q, canonical_value(name, q, obj=obj, field=f"{path}.resources.{kind}.{name}"))
 
 
 _POD_FIELDS = tuple(fld.name for fld in fields(Pod))

@@ -257,6 +257,27 @@ def to_milli(q: Fraction) -> int:
     return _round_away(q.numerator * 1000, q.denominator)
 
 
+# --- remembered canonical integers -----------------------------------------------------------------
+_VALUE_MEMO_SIZE = 4096
+_values: dict[tuple[str, str], int] = {}
+"""(resource, quantity text) -> canonical value: every pod of a workload and every node of a pool
+repeats the same few texts, and the watch decodes each object again on every change."""
+
+
+def known_value(resource_name: str, text: object) -> int | None:
+    """:func:`canonical_value` of a text seen valid before, or None (a number, or a new text)."""
+    return _values.get((resource_name, text)) if type(text) is str else None
+
+
+def keep_value(resource_name: str, text: object, value: int) -> int:
+    """Remember ``value`` as the canonical value of ``text`` (text values only); returns it."""
+    if type(text) is str:
+        if len(_values) >= _VALUE_MEMO_SIZE:
+            _values.clear()
+        _values[(resource_name, text)] = value
+    return value
+
+
 # --- checked canonical integers ------------------------------------------------------------------
 
 

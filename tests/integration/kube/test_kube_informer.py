@@ -157,7 +157,6 @@ def test_first_list_emits_each_page_before_the_next_is_served(
     events = recorder.wait_for(lambda ev: any(isinstance(e, Synced) for e in ev))
     assert sorted(_names(events, Upserted, "ADDED")) == sorted(f"pod-{i}" for i in range(10))
     assert events[-1] == Synced("pods") and not any(isinstance(e, Relisted) for e in events)
-    sim.faults.configure(FaultConfig())
 
 
 def test_first_list_cut_after_a_page_is_delivered_whole_as_a_relist(

@@ -458,7 +458,8 @@ def _serve(io: IOThread, endpoints: Endpoints, options: RunOptions) -> None:
     The delegated-auth clients get no write gate: TokenReview and SubjectAccessReview are POSTs
     that change nothing, and a standby must still authenticate its scrapes and probes."""
 
-    if options.serving.serves_nothing and not options.serving.secure.http2_max_streams_per_connection:
+    options.serving.refuse_unsupported()
+    if options.serving.serves_nothing:
         log.info("serving nothing: --secure-port=0 and no --insecure-port")
         return  # the TLS and delegated-auth stack stays unimported: it costs start-up CPU
     from ksched.server.serve import start_serving  # the TLS and delegated-auth stack: after the lists start

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ksched.errors import InputError
+
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 
 
@@ -86,3 +88,11 @@ class ServingOptions:
     def serves_nothing(self) -> bool:
         """``--secure-port=0`` and no ``--insecure-port``: no endpoint, so no TLS or auth stack."""
         return not self.secure.secure_port and self.insecure_port is None
+
+    def refuse_unsupported(self) -> None:
+        """Raise :class:`InputError` for a serving flag ksched does not act on, served or not."""
+        streams = self.secure.http2_max_streams_per_connection
+        if streams:
+            raise InputError(
+                f"--http2-max-streams-per-connection={streams}: ksched serves HTTP/1.1 only; leave it unset"
+            )

@@ -18,7 +18,6 @@ from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 
-from ksched.errors import InputError
 from ksched.kube.client import ApiClient
 from ksched.kube.connection import Connection
 from ksched.server import authn, authz
@@ -143,11 +142,7 @@ def start_serving(
     """Build the filters and TLS, open the ports; everything stops with the I/O loop."""
     secure_port = insecure_port = None
     sec = options.secure
-    if sec.http2_max_streams_per_connection:
-        raise InputError(
-            f"--http2-max-streams-per-connection={sec.http2_max_streams_per_connection}: ksched serves "
-            "HTTP/1.1 only; leave it unset"
-        )
+    options.refuse_unsupported()
     if sec.secure_port:
         authn_client, authz_client = _clients(io, options, make_client)
         a = options.authentication

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from ksched.errors import InputError
 from ksched.server.options import SecureServingOptions, ServingOptions
 
 NO_PORT = SecureServingOptions(secure_port=0)
@@ -34,3 +35,14 @@ def test_serving_nothing_leaves_the_tls_and_auth_stack_unimported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("secure_port", [10259, 0])
+def test_http2_max_streams_is_refused_whether_or_not_anything_is_served(secure_port: int) -> None:
+    from ksched.runner import RunOptions, _serve
+
+    secure = SecureServingOptions(secure_port=secure_port, http2_max_streams_per_connection=100)
+    with pytest.raises(
+        InputError, match=r"--http2-max-streams-per-connection=100: ksched serves HTTP/1\.1 only"
+    ):
+        _serve(None, None, RunOptions(serving=ServingOptions(secure=secure)))  # type: ignore[arg-type]
